@@ -191,3 +191,41 @@ class RelayApi(Protocol):
     def add_event_handler(self, handler: EventHandler) -> None: ...
 
     async def close(self) -> None: ...
+
+
+# ---------------------------------------------------------------------------------------
+# Server side: what a relay implementation (the virtual device) plugs into the server core.
+
+
+class ServerConnection(Protocol):
+    """One authenticated desktop connection, as a backend sees it."""
+
+    @property
+    def connection_id(self) -> str: ...
+
+    def emit(self, event: Bundle) -> None:
+        """Push an EVENT frame (only delivered when the client asked for events)."""
+        ...
+
+    def is_closed(self) -> bool: ...
+
+
+class FileStream(Protocol):
+    """A streamed result: the server core sends CHUNK frames then END {size, sha256}."""
+
+    def __aiter__(self) -> AsyncIterator[bytes]: ...
+
+
+class RelayBackend(Protocol):
+    """A relay's behaviour behind the server core (`inspector.relay.server.RelayServer`).
+
+    The core owns framing, hello/auth, request ids, cancellation, streaming and events;
+    the backend answers whitelisted ops. `handle` returns a result Bundle, or a FileStream
+    for `read_file`, or raises RelayError.
+    """
+
+    def hello_info(self, client: str) -> HelloInfo: ...
+
+    async def handle(self, op: str, args: Bundle, conn: ServerConnection) -> Bundle | FileStream: ...
+
+    def connection_closed(self, conn: ServerConnection) -> None: ...
