@@ -209,6 +209,10 @@ class ServerConnection(Protocol):
 
     def is_closed(self) -> bool: ...
 
+    def close(self) -> None:
+        """Drop the connection now (fault `drop_connection`); pending requests are lost."""
+        ...
+
 
 class FileStream(Protocol):
     """A streamed result: the server core sends CHUNK frames then END {size, sha256}."""

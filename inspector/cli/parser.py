@@ -1,0 +1,151 @@
+"""The `cetp-inspector` argument parser.
+
+Global options are accepted before or after the subcommand (`cetp-inspector --json
+providers` and `cetp-inspector providers --json` both work): they are declared on the main
+parser with real defaults and on every subparser with `SUPPRESS` defaults, so a value given
+after the subcommand overrides and an absent one leaves the main parser's default alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+BRIDGES = ("service", "provider", "broadcast", "activity")
+
+
+def _add_common(p: argparse.ArgumentParser, *, suppress: bool) -> None:
+    def d(value: object) -> object:
+        return argparse.SUPPRESS if suppress else value
+
+    g = p.add_argument_group("common options")
+    g.add_argument("-d", "--device", default=d(None), metavar="SERIAL",
+                   help="device serial (default: the only adb device, else 'virtual')")
+    g.add_argument("--json", action="store_true", default=d(False),
+                   help="print one JSON document with stable keys (docs/cli.md)")
+    g.add_argument("--relay-socket", default=d(None), metavar="unix:PATH|tcp:HOST:PORT",
+                   help="attach to a standalone relay / virtual device on this socket")
+    g.add_argument("--token", default=d(None), help="session token for --relay-socket")
+    g.add_argument("--virtual-state", default=d(None), metavar="DIR",
+                   help="state directory of the in-process virtual device (default: temporary)")
+    g.add_argument("--virtual-plugin", action="append", default=d([]), metavar="FILE",
+                   help="load an extra virtual-device app from a Python file (repeatable)")
+    g.add_argument("--timeout", type=float, default=d(60.0), metavar="SECONDS",
+                   help="give up on the whole command after this long (default 60)")
+
+
+def _add_call_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--request-id", default=None,
+                   help="reuse this request_id (retry the same logical execution)")
+    p.add_argument("--deadline-ms", type=int, default=None, metavar="MS",
+                   help="deadline relative to now, in milliseconds")
+    conf = p.add_mutually_exclusive_group()
+    conf.add_argument("--approve", action="store_true",
+                      help="approve a confirmation on the virtual device")
+    conf.add_argument("--deny", action="store_true",
+                      help="deny a confirmation on the virtual device")
+    p.add_argument("--no-wait", action="store_true",
+                   help="do not wait for an async operation; print its id")
+    p.add_argument("--max-read-bytes", type=int, default=None, metavar="N",
+                   help="local read limit for file results")
+    p.add_argument("--save", default=None, metavar="FILE",
+                   help="write the result (the verified file bytes, or the JSON value) here")
+
+
+def _args_options(p: argparse.ArgumentParser) -> None:
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--args", default=None, metavar="JSON", help="arguments as a JSON object")
+    src.add_argument("--args-file", default=None, metavar="FILE",
+                     help="read the JSON arguments from this file ('-' for stdin)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cetp-inspector",
+        description="Inspect CETP tool providers and AndyClaw extensions on a phone or on "
+        "the built-in virtual device. Without a command, opens the window.",
+        epilog="exit codes: 0 success, 1 provider error, 2 usage/bad input, "
+        "3 device/relay error, 4 verification failure",
+    )
+    _add_common(parser, suppress=False)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    def cmd(name: str, help_: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_, description=help_)
+        _add_common(p, suppress=True)
+        return p
+
+    cmd("devices", "list devices (the virtual device is always there)")
+    cmd("providers", "list the CETP providers discovered on the device")
+
+    p = cmd("negotiate", "negotiate CETP v2 with a provider")
+    p.add_argument("provider", metavar="PROVIDER", help="package, provider_id or authority")
+    p.add_argument("--versions", default=None, metavar="LIST",
+                   help="consumer versions, e.g. 2,1 (default: 2,1)")
+    p.add_argument("--capabilities", default=None, metavar="LIST",
+                   help="consumer capabilities, comma separated (default: all known)")
+
+    p = cmd("info", "show a provider's get_provider_info")
+    p.add_argument("provider", metavar="PROVIDER")
+    p.add_argument("--v1", action="store_true", help="use the v1 protocol")
+
+    p = cmd("tools", "list a provider's tools")
+    p.add_argument("provider", metavar="PROVIDER")
+    p.add_argument("--v1", action="store_true", help="use the v1 protocol (list_tools, no token)")
+
+    p = cmd("call", "execute a tool")
+    p.add_argument("provider", metavar="PROVIDER")
+    p.add_argument("tool", metavar="TOOL")
+    _args_options(p)
+    _add_call_options(p)
+    p.add_argument("--v1", action="store_true", help="use the v1 protocol")
+    p.add_argument("--capabilities", default=None, metavar="LIST",
+                   help="capabilities to negotiate (default: all known)")
+
+    ops = cmd("ops", "async operations (started here or with call --no-wait)")
+    ops_sub = ops.add_subparsers(dest="ops_command", metavar="ACTION")
+    o = ops_sub.add_parser("list", help="operations this machine started (remembered)")
+    _add_common(o, suppress=True)
+    for name, help_ in (("get", "query an operation"), ("cancel", "cancel an operation")):
+        o = ops_sub.add_parser(name, help=help_, description=help_)
+        _add_common(o, suppress=True)
+        o.add_argument("operation_id", metavar="OPERATION_ID")
+        o.add_argument("--provider", default=None, metavar="PROVIDER",
+                       help="provider (default: the one remembered for the operation)")
+        o.add_argument("--request-id", default=None,
+                       help="the execution's request_id (default: remembered)")
+        o.add_argument("--wait", action="store_true",
+                       help="poll until the operation reaches a terminal state")
+        o.add_argument("--max-read-bytes", type=int, default=None, metavar="N")
+        o.add_argument("--save", default=None, metavar="FILE")
+
+    cmd("extensions", "list the AndyClaw extensions discovered on the device")
+
+    p = cmd("ext-call", "call an AndyClaw extension function")
+    p.add_argument("extension", metavar="EXTENSION", help="extension id or package")
+    p.add_argument("function", metavar="FUNCTION")
+    _args_options(p)
+    p.add_argument("--bridge", choices=BRIDGES, default=None,
+                   help="bridge to use (default: the host's choice by priority)")
+
+    p = cmd("ext-manifest", "show an extension's manifest (raw resource and service forms)")
+    p.add_argument("extension", metavar="EXTENSION")
+
+    virt = cmd("virtual", "the virtual device")
+    vsub = virt.add_subparsers(dest="virtual_command", metavar="ACTION")
+    v = vsub.add_parser("serve", help="run the standalone virtual device on a socket")
+    v.add_argument("--listen", required=True, metavar="unix:PATH|tcp:127.0.0.1:PORT")
+    v.add_argument("--token", dest="serve_token", default=None,
+                   help="session token clients must present (default: random, printed)")
+    v.add_argument("--state-dir", default=None, metavar="DIR")
+    v.add_argument("--plugin", action="append", default=[], metavar="FILE")
+
+    p = cmd("conformance", "run the conformance suite against a provider")
+    p.add_argument("provider", metavar="PROVIDER")
+    p.add_argument("--allow-mutations", action="store_true",
+                   help="allow the suite to invoke mutating tools")
+    p.add_argument("--junit", default=None, metavar="FILE", help="also write JUnit XML here")
+    p.add_argument("--report", default=None, metavar="FILE", help="write the JSON report here")
+
+    p = cmd("bundle", "bug-report bundles")
+    p.add_argument("bundle_args", nargs=argparse.REMAINDER)
+    return parser

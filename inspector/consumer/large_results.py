@@ -1,0 +1,307 @@
+"""Streaming verification of file results (CETP v2 §4.5).
+
+A file result may be hundreds of MiB: the bytes are streamed from the relay through an
+incremental SHA-256 into a temporary file on disk (never held whole in memory), under a
+local read limit = min(negotiated allowance, user cap). The verdict lists each check with
+the computed and the declared value so a person can see exactly what disagreed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import tempfile
+from collections.abc import Callable
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from inspector.relay.api import TOO_LARGE, RelayApi, RelayError, StreamEnd
+
+DEFAULT_USER_CAP = 64 * 1024 * 1024
+DEFAULT_PARSE_LIMIT = 32 * 1024 * 1024  # JSON bigger than this is not parsed for the schema
+PREVIEW_BYTES = 64 * 1024
+SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
+MEDIA_TYPE = re.compile(r"^[A-Za-z0-9][\w.+-]*/[A-Za-z0-9][\w.+-]*(\s*;.*)?$")
+
+ProgressCallback = Callable[[int, int | None], None]  # bytes read so far, expected total
+SchemaValidator = Callable[[dict[str, Any], Any], list[tuple[str, str]]]
+
+
+class CheckStatus(StrEnum):
+    PASS = "pass"
+    FAIL = "fail"
+    SKIPPED = "skipped"
+
+
+class FileCheck(BaseModel):
+    # size | sha256 | relay_digest | fd_size | media_type | output_schema | read_limit |
+    # handle_closed | stream
+    name: str
+    status: CheckStatus
+    computed: Any = None
+    declared: Any = None
+    message: str = ""
+
+
+class FileVerdict(BaseModel):
+    """Outcome of reading and verifying one file result."""
+
+    handle: str
+    read_limit: int
+    bytes_read: int = 0
+    sha256: str | None = None
+    complete: bool = False  # the whole stream was read
+    checks: list[FileCheck] = Field(default_factory=list)
+    content_path: str | None = None  # spooled bytes (caller deletes with `discard`)
+    value: Any = None  # parsed JSON when small enough and valid
+    parsed: bool = False  # `value` holds the parsed content (which may be JSON null)
+    preview: str = ""  # first bytes as text, for display (untrusted)
+
+    @property
+    def ok(self) -> bool:
+        return all(c.status != CheckStatus.FAIL for c in self.checks)
+
+    def check(self, name: str) -> FileCheck | None:
+        return next((c for c in self.checks if c.name == name), None)
+
+    def failed(self) -> list[FileCheck]:
+        return [c for c in self.checks if c.status == CheckStatus.FAIL]
+
+    def discard(self) -> None:
+        """Delete the spooled content file."""
+        if self.content_path:
+            with contextlib.suppress(OSError):
+                os.unlink(self.content_path)
+            self.content_path = None
+
+
+def effective_read_limit(negotiated_max: int | None, user_cap: int | None) -> int:
+    """The local read limit: the smaller of the negotiated allowance and the user's cap."""
+    limits = [x for x in (negotiated_max, user_cap) if x is not None and x > 0]
+    return min(limits) if limits else DEFAULT_USER_CAP
+
+
+def _is_json_media(media_type: str) -> bool:
+    base = media_type.split(";", 1)[0].strip().lower()
+    return base == "application/json" or base.endswith("+json")
+
+
+async def read_and_verify(
+    relay: RelayApi,
+    handle: str,
+    *,
+    declared_size: int | None,
+    declared_sha256: str | None,
+    declared_media_type: str | None,
+    output_schema: dict[str, Any] | None,
+    validate: SchemaValidator | None,
+    read_limit: int,
+    fd_size: int = -1,
+    chunk_size: int | None = None,
+    on_progress: ProgressCallback | None = None,
+    parse_limit: int = DEFAULT_PARSE_LIMIT,
+    spool_dir: str | None = None,
+    keep_content: bool = True,
+) -> FileVerdict:
+    """Stream `handle` into a temp file, verify it, close the handle; never raises for
+    a bad file (that is a failed check), only for programming errors."""
+    verdict = FileVerdict(handle=handle, read_limit=read_limit)
+    checks = verdict.checks
+    hasher = hashlib.sha256()
+    end: StreamEnd | None = None
+    fd, path = tempfile.mkstemp(prefix="cetp-result-", suffix=".bin", dir=spool_dir)
+    over_limit_msg = ""
+    stream_error = ""
+    try:
+        if declared_size is not None and declared_size > read_limit:
+            over_limit_msg = (
+                f"declared size {declared_size} bytes exceeds the local read limit of "
+                f"{read_limit} bytes; not read (raise the cap if you trust this provider)"
+            )
+        else:
+            with os.fdopen(fd, "wb") as out:
+                fd = -1
+                try:
+                    stream = relay.read_file(handle, read_limit, chunk_size)
+                    async for item in stream:
+                        if isinstance(item, StreamEnd):
+                            end = item
+                            break
+                        if verdict.bytes_read + len(item) > read_limit:
+                            over_limit_msg = (
+                                f"the stream went past the local read limit of {read_limit} "
+                                "bytes; reading stopped"
+                            )
+                            break
+                        hasher.update(item)
+                        out.write(item)
+                        verdict.bytes_read += len(item)
+                        if on_progress is not None:
+                            on_progress(verdict.bytes_read, declared_size)
+                    closer = getattr(stream, "aclose", None)
+                    if closer is not None:
+                        await closer()
+                except RelayError as exc:
+                    if exc.code == TOO_LARGE:
+                        over_limit_msg = (
+                            f"the relay stopped at the read limit of {read_limit} bytes: "
+                            f"{exc.message}"
+                        )
+                    else:
+                        stream_error = f"{exc.code}: {exc.message}"
+        verdict.complete = end is not None and not over_limit_msg and not stream_error
+        verdict.sha256 = hasher.hexdigest()
+    finally:
+        if fd >= 0:
+            os.close(fd)
+        closed_ok = False
+        close_msg = ""
+        try:
+            closed_ok = bool(await relay.close_handle(handle))
+            if not closed_ok:
+                close_msg = "the relay reported the handle was not open any more"
+        except RelayError as exc:
+            close_msg = f"close failed: {exc.code}: {exc.message}"
+    checks.append(FileCheck(
+        name="read_limit",
+        status=CheckStatus.FAIL if over_limit_msg else CheckStatus.PASS,
+        computed=verdict.bytes_read, declared=read_limit,
+        message=over_limit_msg or f"read {verdict.bytes_read} of at most {read_limit} bytes",
+    ))
+    if stream_error:
+        checks.append(FileCheck(name="stream", status=CheckStatus.FAIL,
+                                message=f"the stream failed: {stream_error}"))
+    _size_and_digest_checks(verdict, declared_size, declared_sha256, fd_size, end)
+    value = _media_type_check(verdict, path, declared_media_type, parse_limit)
+    _schema_check(verdict, value, output_schema, validate, declared_media_type)
+    checks.append(FileCheck(
+        name="handle_closed",
+        status=CheckStatus.PASS if closed_ok else CheckStatus.FAIL,
+        computed=closed_ok, declared=True,
+        message=close_msg or "file descriptor closed",
+    ))
+    verdict.preview = _preview(path)
+    if keep_content and verdict.bytes_read:
+        verdict.content_path = path
+    else:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+    return verdict
+
+
+def _size_and_digest_checks(
+    v: FileVerdict, declared_size: int | None, declared_sha: str | None, fd_size: int,
+    end: StreamEnd | None,
+) -> None:
+    if not v.complete:
+        for name in ("size", "sha256"):
+            v.checks.append(FileCheck(
+                name=name, status=CheckStatus.SKIPPED, declared=declared_size
+                if name == "size" else declared_sha,
+                message="not verified: the file was not read completely"))
+    else:
+        size_ok = declared_size is not None and declared_size == v.bytes_read
+        v.checks.append(FileCheck(
+            name="size", status=CheckStatus.PASS if size_ok else CheckStatus.FAIL,
+            computed=v.bytes_read, declared=declared_size,
+            message="size matches" if size_ok else
+            f"read {v.bytes_read} bytes but the provider declared {declared_size}"))
+        well_formed = isinstance(declared_sha, str) and bool(SHA256_HEX.match(declared_sha))
+        sha_ok = well_formed and declared_sha == v.sha256
+        if sha_ok:
+            msg = "SHA-256 matches"
+        elif not well_formed:
+            msg = "declared sha256 is not 64 lowercase hex digits (CETP v2 §4.5)"
+        else:
+            msg = "SHA-256 of the bytes read differs from the declared digest"
+        v.checks.append(FileCheck(
+            name="sha256", status=CheckStatus.PASS if sha_ok else CheckStatus.FAIL,
+            computed=v.sha256, declared=declared_sha, message=msg))
+    if end is not None:
+        agree = end.size == v.bytes_read and end.sha256.lower() == v.sha256
+        v.checks.append(FileCheck(
+            name="relay_digest", status=CheckStatus.PASS if agree else CheckStatus.FAIL,
+            computed={"size": v.bytes_read, "sha256": v.sha256},
+            declared={"size": end.size, "sha256": end.sha256},
+            message="the relay's END digest matches the bytes received" if agree else
+            "the relay's END size/digest differ from the bytes received (transport problem)"))
+    if fd_size >= 0 and declared_size is not None:
+        ok = fd_size == declared_size
+        v.checks.append(FileCheck(
+            name="fd_size", status=CheckStatus.PASS if ok else CheckStatus.FAIL,
+            computed=fd_size, declared=declared_size,
+            message="fstat size matches" if ok else
+            "the descriptor's fstat size differs from the declared size_bytes"))
+
+
+def _media_type_check(
+    v: FileVerdict, path: str, media_type: str | None, parse_limit: int
+) -> Any:
+    if not media_type or not MEDIA_TYPE.match(media_type):
+        v.checks.append(FileCheck(name="media_type", status=CheckStatus.FAIL,
+                                  declared=media_type,
+                                  message="media_type is missing or not a valid media type"))
+        return None
+    if not _is_json_media(media_type):
+        v.checks.append(FileCheck(name="media_type", status=CheckStatus.PASS,
+                                  declared=media_type,
+                                  message="not JSON: content not interpreted"))
+        return None
+    if not v.complete:
+        v.checks.append(FileCheck(name="media_type", status=CheckStatus.SKIPPED,
+                                  declared=media_type, message="file not read completely"))
+        return None
+    if v.bytes_read > parse_limit:
+        v.checks.append(FileCheck(
+            name="media_type", status=CheckStatus.SKIPPED, declared=media_type,
+            message=f"JSON larger than the parse limit ({parse_limit} bytes); not parsed"))
+        return None
+    try:
+        with open(path, "rb") as f:
+            value = json.load(f)
+    except (ValueError, UnicodeDecodeError) as exc:
+        v.checks.append(FileCheck(name="media_type", status=CheckStatus.FAIL,
+                                  computed="not JSON", declared=media_type,
+                                  message=f"declared JSON but the content does not parse: {exc}"))
+        return None
+    v.value = value
+    v.parsed = True
+    v.checks.append(FileCheck(name="media_type", status=CheckStatus.PASS, computed="JSON",
+                              declared=media_type, message="content parses as JSON"))
+    return value
+
+
+def _schema_check(
+    v: FileVerdict, value: Any, schema: dict[str, Any] | None,
+    validate: SchemaValidator | None, media_type: str | None,
+) -> None:
+    if schema is None or validate is None:
+        v.checks.append(FileCheck(name="output_schema", status=CheckStatus.SKIPPED,
+                                  message="no output_schema to check against"))
+        return
+    if not v.parsed:
+        why = ("content is not JSON" if media_type and not _is_json_media(media_type)
+               else "content was not parsed")
+        v.checks.append(FileCheck(name="output_schema", status=CheckStatus.SKIPPED,
+                                  message=f"not validated: {why}"))
+        return
+    errors = validate(schema, value)
+    v.checks.append(FileCheck(
+        name="output_schema", status=CheckStatus.FAIL if errors else CheckStatus.PASS,
+        computed=[f"{p or '/'}: {m}" for p, m in errors[:20]],
+        message="matches output_schema" if not errors else
+        f"{len(errors)} schema error(s), first: {errors[0][0] or '/'}: {errors[0][1]}"))
+
+
+def _preview(path: str) -> str:
+    try:
+        with open(path, "rb") as f:
+            head = f.read(PREVIEW_BYTES)
+    except OSError:
+        return ""
+    return head.decode("utf-8", "replace")

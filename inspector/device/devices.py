@@ -1,0 +1,315 @@
+"""Listing and tracking adb devices, and running shell commands on them (async over adbutils).
+
+Device states are parsed from adb's own `serial<TAB>state` lines rather than adbutils'
+`list()`, because adb's "no permissions (…; see …)" state contains spaces.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+import threading
+from collections.abc import Callable, Sequence
+
+import adbutils
+from adbutils import AdbDevice
+from pydantic import BaseModel, ConfigDict
+
+from inspector.device.adb_server import AdbEndpoint, ensure_server
+from inspector.device.blocking import run_blocking
+from inspector.device.errors import ADB_SERVER, DeviceError
+from inspector.device.models import (
+    DeviceChange,
+    DeviceInfo,
+    DeviceState,
+    parse_state,
+    transport_of,
+)
+from inspector.tasks import Spawner
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT_S = 15.0
+PROP_KEYS = {
+    "model": "ro.product.model",
+    "manufacturer": "ro.product.manufacturer",
+    "sdk_int": "ro.build.version.sdk",
+    "release": "ro.build.version.release",
+    "abi": "ro.product.cpu.abi",
+}
+
+
+class ShellResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    command: str
+    exit_code: int
+    output: str
+
+
+def parse_device_lines(text: str) -> list[tuple[str, str]]:
+    """adb's `serial\\tstate` lines (host:devices and host:track-devices) → pairs."""
+    pairs = []
+    for line in text.splitlines():
+        serial, sep, state = line.partition("\t")
+        if sep and serial.strip():
+            pairs.append((serial.strip(), state.strip()))
+    return pairs
+
+
+def parse_getprop(text: str) -> dict[str, str]:
+    """`getprop` output lines `[key]: [value]` → dict."""
+    props: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition("]: [")
+        if sep and key.startswith("[") and value.endswith("]"):
+            props[key[1:]] = value[:-1]
+    return props
+
+
+def info_from_props(serial: str, raw_state: str, props: dict[str, str]) -> DeviceInfo:
+    sdk = props.get(PROP_KEYS["sdk_int"], "")
+    return DeviceInfo(
+        serial=serial,
+        state=parse_state(raw_state),
+        raw_state=raw_state,
+        transport=transport_of(serial),
+        model=props.get(PROP_KEYS["model"]) or None,
+        manufacturer=props.get(PROP_KEYS["manufacturer"]) or None,
+        sdk_int=int(sdk) if sdk.isdigit() else None,
+        release=props.get(PROP_KEYS["release"]) or None,
+        abi=props.get(PROP_KEYS["abi"]) or None,
+    )
+
+
+class AdbDevices:
+    """Async access to the adb server's devices; every blocking call has a deadline."""
+
+    def __init__(self, endpoint: AdbEndpoint | None = None, timeout: float = DEFAULT_TIMEOUT_S):
+        self.endpoint = endpoint or AdbEndpoint.from_env()
+        self.timeout = timeout
+        self.client = adbutils.AdbClient(
+            host=self.endpoint.host, port=self.endpoint.port, socket_timeout=timeout
+        )
+
+    def device(self, serial: str) -> AdbDevice:
+        return self.client.device(serial)
+
+    async def start_server(self) -> bool:
+        """Start the adb server when it is not running (True when this call started it)."""
+        return await ensure_server(self.endpoint)
+
+    def _devices_text(self) -> str:
+        with self.client.make_connection(timeout=self.timeout) as c:
+            c.send_command("host:devices")
+            c.check_okay()
+            return c.read_string_block()
+
+    async def list_states(self) -> list[tuple[str, str]]:
+        """(serial, raw adb state) for every device the server knows."""
+        text = await run_blocking(self._devices_text, timeout=self.timeout, what="Listing devices")
+        return parse_device_lines(text)
+
+    async def describe(self, serial: str, raw_state: str) -> DeviceInfo:
+        """A DeviceInfo; build facts are read only from devices in the `device` state."""
+        if parse_state(raw_state) is not DeviceState.DEVICE:
+            return info_from_props(serial, raw_state, {})
+        result = await self.shell(serial, ["getprop"])
+        return info_from_props(serial, raw_state, parse_getprop(result.output))
+
+    async def list_devices(self) -> list[DeviceInfo]:
+        return [await self.describe(s, st) for s, st in await self.list_states()]
+
+    async def shell(
+        self, serial: str, argv: Sequence[str], *, timeout: float | None = None
+    ) -> ShellResult:
+        """Run a command (arguments are shell-quoted); the exit code comes back too."""
+        t = timeout or self.timeout
+        dev = self.device(serial)
+        command = adbutils._utils.list2cmdline(list(argv))
+        ret = await run_blocking(
+            lambda: dev.shell2(command, timeout=t), timeout=t + 2, what=f"`{argv[0]}` on {serial}"
+        )
+        return ShellResult(command=command, exit_code=ret.returncode, output=ret.output)
+
+    async def connect_network(self, address: str) -> str:
+        """`adb connect host:port` (Wi-Fi debugging, and the fake phone in tests)."""
+        return await run_blocking(
+            lambda: self.client.connect(address, timeout=self.timeout),
+            timeout=self.timeout + 2, what=f"Connecting to {address}",
+        )
+
+    async def disconnect_network(self, address: str) -> None:
+        await run_blocking(
+            lambda: self.client.disconnect(address), timeout=self.timeout,
+            what=f"Disconnecting {address}",
+        )
+
+
+Listener = Callable[[DeviceChange], None]
+
+
+class DeviceTracker:
+    """A live device list: `snapshot()` plus change events, fed by `host:track-devices`.
+
+    The blocking track connection lives in its own thread and hands adb's lists to the
+    loop; if the adb server goes away the tracker reports every device removed and keeps
+    retrying (restarting the server when it runs locally).
+    """
+
+    def __init__(
+        self,
+        devices: AdbDevices,
+        spawner: Spawner | None = None,
+        retry_interval: float = 1.0,
+        start_server: bool = True,
+    ) -> None:
+        self.devices = devices
+        self._spawner = spawner or Spawner()
+        self._retry = retry_interval
+        self._start_server = start_server
+        self._snapshot: dict[str, DeviceInfo] = {}
+        self._listeners: list[Listener] = []
+        self._changed = asyncio.Condition()
+        self._sock: socket.socket | None = None
+        self._stopping = False
+        self.last_error: DeviceError | None = None
+
+    def snapshot(self) -> list[DeviceInfo]:
+        return sorted(self._snapshot.values(), key=lambda d: d.serial)
+
+    def get(self, serial: str) -> DeviceInfo | None:
+        return self._snapshot.get(serial)
+
+    def add_listener(self, listener: Listener) -> None:
+        self._listeners.append(listener)
+
+    def remove_listener(self, listener: Listener) -> None:
+        with contextlib.suppress(ValueError):
+            self._listeners.remove(listener)
+
+    def start(self) -> None:
+        self._stopping = False
+        self._spawner.spawn(self._run(), "adb-device-tracker")
+
+    async def stop(self) -> None:
+        self._stopping = True
+        self._close_socket()
+        await self._spawner.cancel_all()
+
+    async def wait_for(
+        self, predicate: Callable[[list[DeviceInfo]], bool], timeout: float
+    ) -> list[DeviceInfo]:
+        """Wait until `predicate(snapshot)` holds (tests, and "wait for the cable")."""
+        async with self._changed:
+            await asyncio.wait_for(
+                self._changed.wait_for(lambda: predicate(self.snapshot())), timeout
+            )
+        return self.snapshot()
+
+    async def wait_for_state(
+        self, serial: str, state: DeviceState, timeout: float
+    ) -> DeviceInfo:
+        def ok(devs: list[DeviceInfo]) -> bool:
+            return any(d.serial == serial and d.state is state for d in devs)
+
+        await self.wait_for(ok, timeout)
+        info = self._snapshot[serial]
+        return info
+
+    def _close_socket(self) -> None:
+        sock, self._sock = self._sock, None
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+
+    async def _run(self) -> None:
+        while not self._stopping:
+            queue: asyncio.Queue[str | None] = asyncio.Queue()
+            try:
+                if self._start_server:
+                    await self.devices.start_server()
+                await self._open_track(queue)
+                self.last_error = None
+                while (text := await queue.get()) is not None:
+                    await self._apply(parse_device_lines(text))
+            except DeviceError as e:
+                self.last_error = e
+            if self._stopping:
+                return
+            if self._snapshot:
+                await self._apply([])  # the server went away: nothing is attached any more
+            if self.last_error is None:
+                self.last_error = DeviceError(
+                    ADB_SERVER, "The adb server closed the device list.", "Retrying."
+                )
+            await asyncio.sleep(self._retry)
+
+    async def _open_track(self, queue: asyncio.Queue[str | None]) -> None:
+        loop = asyncio.get_running_loop()
+        client = self.devices.client
+
+        def connect() -> socket.socket:
+            c = client.make_connection(timeout=self.devices.timeout)
+            c.send_command("host:track-devices")
+            c.check_okay()
+            c.conn.settimeout(None)
+            return c.conn
+
+        self._sock = await run_blocking(connect, timeout=self.devices.timeout,
+                                        what="Tracking devices")
+        sock = self._sock
+
+        def reader() -> None:
+            try:
+                while True:
+                    size = _recv_exact(sock, 4)
+                    text = _recv_exact(sock, int(size, 16)) if size else None
+                    if text is None:
+                        break
+                    loop.call_soon_threadsafe(queue.put_nowait, text)
+            except (OSError, ValueError):
+                pass
+            with contextlib.suppress(RuntimeError):  # loop closed during shutdown
+                loop.call_soon_threadsafe(queue.put_nowait, None)
+
+        threading.Thread(target=reader, name="adb-track-devices", daemon=True).start()
+
+    async def _apply(self, pairs: list[tuple[str, str]]) -> None:
+        current = dict(pairs)
+        changes: list[DeviceChange] = []
+        for serial in list(self._snapshot):
+            if serial not in current:
+                changes.append(DeviceChange(kind="removed", device=self._snapshot.pop(serial)))
+        for serial, raw in current.items():
+            old = self._snapshot.get(serial)
+            if old is not None and old.raw_state == raw:
+                continue
+            try:
+                info = await self.devices.describe(serial, raw)
+            except DeviceError as e:  # went away while we asked: list it without facts
+                log.info("could not read properties of %s: %s", serial, e)
+                info = info_from_props(serial, raw, {})
+            self._snapshot[serial] = info
+            changes.append(DeviceChange(kind="added" if old is None else "changed", device=info))
+        for change in changes:
+            for listener in list(self._listeners):
+                try:
+                    listener(change)
+                except Exception:
+                    log.exception("device listener failed")
+        async with self._changed:
+            self._changed.notify_all()
+
+
+def _recv_exact(sock: socket.socket, n: int) -> str | None:
+    buf = b""
+    while len(buf) < n:
+        chunk = sock.recv(n - len(buf))
+        if not chunk:
+            return None
+        buf += chunk
+    return buf.decode("utf-8", "replace")

@@ -1,0 +1,90 @@
+"""The hello exchange and the operation whitelist (docs/relay-protocol.md §3–4).
+
+Shared by the client and the server core so both sides agree on field names and types.
+"""
+
+from __future__ import annotations
+
+from inspector.protocol.bundle import Bundle, Int, IntArray, StringArray
+from inspector.relay.api import BAD_FRAME, HelloInfo, RelayError
+
+PROTOCOL_VERSION = 1
+SUPPORTED_VERSIONS = (PROTOCOL_VERSION,)
+
+OPS: frozenset[str] = frozenset(
+    {
+        "ping",
+        "discover",
+        "call",
+        "read_file",
+        "close_handle",
+        "launch_pending_intent",
+        "bind_transact",
+        "broadcast",
+        "start_activity",
+        "read_resource",
+        "wake_provider",
+        "force_stop",
+        "answer_confirmation",
+        "fault",
+    }
+)
+"""Every operation of §4; anything else is UNKNOWN_OP (there is no generic dispatch)."""
+
+DEVICE_INT_FIELDS = frozenset({"sdk_int"})
+
+
+def hello_args(token: str, client: str, events: bool) -> Bundle:
+    return Bundle(protocol_version=Int(PROTOCOL_VERSION), token=token, client=client, events=events)
+
+
+def hello_result(info: HelloInfo) -> Bundle:
+    """HelloInfo → the hello RESPONSE Bundle (device values typed as §3 says)."""
+    device = Bundle()
+    for k, v in info.device.items():
+        if isinstance(v, bool) or v is None:
+            device[k] = v
+        elif isinstance(v, int):
+            device[k] = Int(v)
+        else:
+            device[k] = str(v)
+    return Bundle(
+        protocol_version=Int(info.protocol_version),
+        relay_version_code=Int(info.relay_version_code),
+        relay_version_name=info.relay_version_name,
+        capabilities=StringArray(info.capabilities),
+        caller_package=info.caller_package,
+        caller_uid=Int(info.caller_uid),
+        caller_cert_sha256=StringArray(info.caller_cert_sha256),
+        device=device,
+    )
+
+
+def parse_hello_result(b: Bundle) -> HelloInfo:
+    """The hello RESPONSE → HelloInfo; a missing or mistyped field is BAD_FRAME."""
+
+    def need(key: str, t: type) -> object:
+        v = b.get(key)
+        if not isinstance(v, t) or (isinstance(v, bool) and t is not bool):
+            raise RelayError(BAD_FRAME, f"hello reply: {key!r} missing or not {t.__name__}")
+        return v
+
+    device = b.get("device")
+    return HelloInfo(
+        protocol_version=int(need("protocol_version", Int)),  # type: ignore[call-overload]
+        relay_version_code=int(need("relay_version_code", Int)),  # type: ignore[call-overload]
+        relay_version_name=str(need("relay_version_name", str)),
+        capabilities=tuple(s for s in need("capabilities", StringArray) if s is not None),  # type: ignore[attr-defined]
+        caller_package=str(need("caller_package", str)),
+        caller_uid=int(need("caller_uid", Int)),  # type: ignore[call-overload]
+        caller_cert_sha256=tuple(
+            s
+            for s in need("caller_cert_sha256", StringArray)
+            if s is not None  # type: ignore[attr-defined]
+        ),
+        device=dict(device) if isinstance(device, Bundle) else {},
+    )
+
+
+def unsupported_version_details() -> Bundle:
+    return Bundle(supported=IntArray(SUPPORTED_VERSIONS))

@@ -1,0 +1,168 @@
+"""The traffic log panel: filter box, the exchange table and a detail pane.
+
+The detail pane shows the raw typed Bundles both ways (their loss-free JSON form, with Java
+types kept, e.g. `{"$int": 2}`), the decoded payload, findings and notes, as plain text.
+"""
+
+from __future__ import annotations
+
+import json
+
+from PySide6.QtCore import QItemSelection, Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from inspector.protocol.exchange import Exchange
+from inspector.tasks import spawn
+from inspector.ui import theme
+from inspector.ui.json_view import JsonEditor
+from inspector.ui.text import bound, human_bytes, pretty_json
+from inspector.ui.traffic_model import TrafficModel
+
+
+def describe(ex: Exchange) -> str:
+    """The detail pane's text for one exchange (plain text, bounded)."""
+    dur = ex.duration_ms
+    head = [
+        f"# {ex.kind.value} {bound(ex.method, 80)} → {bound(ex.target, 120)}",
+        f"# status: {ex.status.value}"
+        + (f"  error: {bound(ex.error_code, 60)}" if ex.error_code else ""),
+        f"# device: {bound(ex.device, 60)}  package: {bound(ex.package, 120)}",
+        f"# request_id: {bound(ex.request_id or '—', 80)}  attempt: {ex.attempt}"
+        + (f"  parent: {ex.parent_id}" if ex.parent_id else ""),
+        f"# duration: {'pending' if dur is None else f'{dur:,.1f} ms'}  sent: "
+        f"{human_bytes(ex.request_bytes)}  received: {human_bytes(ex.response_bytes)}",
+    ]
+    if ex.error_message:
+        head.append(f"# error_message: {bound(ex.error_message, 600)}")
+    for f in ex.findings:
+        mark = "ok " if f.ok else "FAIL"
+        head.append(f"# [{mark}] {f.level} {f.section} {f.rule_id}: {bound(f.message, 300)}")
+    for n in ex.notes:
+        head.append(f"# note: {bound(n, 300)}")
+    body = [
+        "\n// ── request (typed Bundle) ──",
+        pretty_json(ex.request, 500_000),
+        "\n// ── response (typed Bundle) ──",
+        pretty_json(ex.response, 1_000_000),
+    ]
+    if ex.decoded is not None:
+        body += ["\n// ── decoded ──", pretty_json(ex.decoded, 1_000_000)]
+    return "\n".join(head + body)
+
+
+class TrafficPanel(QWidget):
+    """Every exchange of the session; Ctrl+F focuses the filter."""
+
+    exchangeSelected = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = TrafficModel(self)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 4, 4, 4)
+        bar = QHBoxLayout()
+        self.filter = QLineEdit()
+        self.filter.setObjectName("trafficFilter")
+        self.filter.setPlaceholderText(
+            "Filter traffic — words, or status:error method:execute_tool tool:… target:… kind:…"
+        )
+        self.filter.setClearButtonEnabled(True)
+        self.filter.addAction(theme.icon("filter"), QLineEdit.ActionPosition.LeadingPosition)
+        bar.addWidget(self.filter, 1)
+        self.count = QLabel("0 exchanges")
+        self.count.setProperty("role", "muted")
+        bar.addWidget(self.count)
+        self.clear_button = QPushButton(theme.icon("clear"), "Clear")
+        self.clear_button.setToolTip("Clear the traffic log (the session journal keeps it)")
+        bar.addWidget(self.clear_button)
+        lay.addLayout(bar)
+
+        split = QSplitter(Qt.Orientation.Horizontal)
+        self.table = QTableView()
+        self.table.setObjectName("trafficTable")
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setAlternatingRowColors(True)
+        self.table.setShowGrid(False)
+        self.table.setWordWrap(False)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        self.table.verticalHeader().setDefaultSectionSize(22)
+        hh = self.table.horizontalHeader()
+        hh.setStretchLastSection(True)
+        for col, width in enumerate((54, 92, 70, 130, 220, 130, 170, 80, 70, 70)):
+            self.table.setColumnWidth(col, width)
+        split.addWidget(self.table)
+        self.detail = JsonEditor(read_only=True)
+        self.detail.setObjectName("trafficDetail")
+        self.detail.setPlaceholderText("Select an exchange to see the raw Bundles both ways.")
+        split.addWidget(self.detail)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        lay.addWidget(split, 1)
+
+        self._debounce = QTimer(self)
+        self._debounce.setSingleShot(True)
+        self._debounce.setInterval(120)
+        self._debounce.timeout.connect(self._run_filter)
+        self.filter.textChanged.connect(lambda _t: self._debounce.start())
+        self.clear_button.clicked.connect(self.model.clear)
+        self.table.selectionModel().selectionChanged.connect(self._selection)
+        self.model.rowsInserted.connect(self._update_count)
+        self.model.modelReset.connect(self._update_count)
+        self.model.filterApplied.connect(lambda *_: self._update_count())
+        self._follow = True
+        self.model.rowsInserted.connect(self._autoscroll)
+
+    def _run_filter(self) -> None:
+        spawn(self.model.set_filter_async(self.filter.text()), "traffic-filter")
+
+    def _update_count(self, *_: object) -> None:
+        shown, total = self.model.rowCount(), self.model.total
+        self.count.setText(f"{total:,} exchanges" if shown == total else f"{shown:,} of {total:,}")
+
+    def _autoscroll(self, *_: object) -> None:
+        bar = self.table.verticalScrollBar()
+        if self._follow and bar.value() >= bar.maximum() - 2:
+            QTimer.singleShot(0, self.table.scrollToBottom)
+
+    def _selection(self, selected: QItemSelection, _deselected: QItemSelection) -> None:
+        rows = self.table.selectionModel().selectedRows()
+        if not rows:
+            return
+        ex = self.model.exchange_at(rows[0].row())
+        if ex is not None:
+            self.show_exchange(ex)
+            self.exchangeSelected.emit(ex.id)
+
+    def show_exchange(self, ex: Exchange) -> None:
+        self.detail.show_text(describe(ex))
+
+    def select_exchange(self, exchange_id: str) -> bool:
+        row = self.model.row_of(exchange_id)
+        if row is None:
+            return False
+        self.table.selectRow(row)
+        self.table.scrollTo(self.model.index(row, 0))
+        return True
+
+    def export_text(self) -> str:
+        """The visible rows as JSON lines (for copy / bug reports)."""
+        out = []
+        for r in range(self.model.rowCount()):
+            ex = self.model.exchange_at(r)
+            if ex is not None:
+                out.append(json.dumps(ex.model_dump(mode="json"), ensure_ascii=False))
+        return "\n".join(out)

@@ -1,0 +1,302 @@
+package org.cetp.inspector.relay.core;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.security.MessageDigest;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * The whitelist of operations (docs/relay-protocol.md §4): checks arguments, calls the
+ * {@link Platform} with a bound on time, and shapes results. There is no generic
+ * reflection or code loading: an op not listed here is UNKNOWN_OP.
+ */
+public final class Dispatcher {
+    /** Ops this relay serves, in the order the hello lists them. */
+    public static final String[] OPS = {
+        "ping", "discover", "call", "read_file", "close_handle", "launch_pending_intent",
+        "bind_transact", "broadcast", "start_activity", "read_resource", "wake_provider",
+    };
+    /** Extra capability: EVENT frames for package changes. */
+    public static final String CAP_EVENTS = "events";
+
+    private final Platform platform;
+    private final ExecutorService ipc = Executors.newCachedThreadPool(new ThreadFactory() {
+        private int n;
+
+        @Override
+        public synchronized Thread newThread(Runnable r) {
+            Thread t = new Thread(r, "relay-ipc-" + (++n));
+            t.setDaemon(true);
+            return t;
+        }
+    });
+
+    public Dispatcher(Platform platform) {
+        this.platform = platform;
+    }
+
+    public Platform platform() {
+        return platform;
+    }
+
+    public String[] capabilities() {
+        String[] caps = new String[OPS.length + 1];
+        System.arraycopy(OPS, 0, caps, 0, OPS.length);
+        caps[OPS.length] = CAP_EVENTS;
+        return caps;
+    }
+
+    /** The hello result (docs/relay-protocol.md §3). */
+    public TypedBundle helloResult() {
+        Platform.Identity id = platform.identity();
+        return new TypedBundle()
+                .put("protocol_version", Limits.PROTOCOL_VERSION)
+                .put("relay_version_code", id.versionCode)
+                .put("relay_version_name", id.versionName)
+                .put("capabilities", capabilities())
+                .put("caller_package", id.callerPackage)
+                .put("caller_uid", id.callerUid)
+                .put("caller_cert_sha256", id.callerCertSha256)
+                .put("device", id.device);
+    }
+
+    /**
+     * Runs one op. Returns the RESPONSE value, or for read_file the END value after the
+     * chunks were sent through {@code ctx}.
+     */
+    public TypedBundle dispatch(String op, TypedBundle rawArgs, final RequestContext ctx)
+            throws RelayException, RequestContext.PeerGone {
+        final Args a = new Args(op, rawArgs);
+        try {
+            if ("ping".equals(op)) {
+                return new TypedBundle().put("time_ms", System.currentTimeMillis());
+            } else if ("discover".equals(op)) {
+                final String pkg = a.optString("package");
+                TypedBundle[] records = bounded(op, Limits.DEFAULT_TIMEOUT_MS,
+                        new Callable<TypedBundle[]>() {
+                            @Override
+                            public TypedBundle[] call() throws Exception {
+                                return platform.discover(pkg);
+                            }
+                        });
+                if (pkg != null && records.length == 0) {
+                    throw new RelayException(RelayException.NOT_FOUND, "package '" + pkg
+                            + "' is not installed or not visible to the relay");
+                }
+                return new TypedBundle().put("packages", records);
+            } else if ("call".equals(op)) {
+                final String authority = a.string("authority");
+                final String method = a.string("method");
+                final String arg = a.optString("arg");
+                final TypedBundle extras = a.optBundle("extras");
+                final int timeout = a.timeoutMs();
+                TypedBundle reply = bounded(op, timeout, new Callable<TypedBundle>() {
+                    @Override
+                    public TypedBundle call() throws Exception {
+                        return platform.call(authority, method, arg, extras, timeout,
+                                ctx.handles());
+                    }
+                });
+                return new TypedBundle().put("reply", reply);
+            } else if ("read_file".equals(op)) {
+                return readFile(a, ctx);
+            } else if ("close_handle".equals(op)) {
+                return new TypedBundle().put("closed", ctx.handles().close(a.string("handle")));
+            } else if ("launch_pending_intent".equals(op)) {
+                final Object pi = ctx.handles().get(a.string("handle"));
+                final int timeout = a.optInt("timeout_ms", Limits.MAX_TIMEOUT_MS);
+                if (timeout <= 0 || timeout > Limits.MAX_TIMEOUT_MS) {
+                    throw new RelayException(RelayException.BAD_ARGS,
+                            op + ": timeout_ms must be 1 … " + Limits.MAX_TIMEOUT_MS);
+                }
+                Platform.ActivityResult r = bounded(op, timeout,
+                        new Callable<Platform.ActivityResult>() {
+                            @Override
+                            public Platform.ActivityResult call() throws Exception {
+                                return platform.launchPendingIntent(pi, timeout);
+                            }
+                        });
+                return new TypedBundle().put("result_code", r.resultCode).put("data", r.data);
+            } else if ("bind_transact".equals(op)) {
+                final String pkg = a.string("package");
+                final String action = a.string("action");
+                final String descriptor = a.string("descriptor");
+                final int code = a.integer("code");
+                final String[] strings = a.strings("strings");
+                final int timeout = a.timeoutMs();
+                Platform.TransactResult r = bounded(op, timeout,
+                        new Callable<Platform.TransactResult>() {
+                            @Override
+                            public Platform.TransactResult call() throws Exception {
+                                return platform.bindTransact(pkg, action, descriptor, code,
+                                        strings, timeout);
+                            }
+                        });
+                return new TypedBundle().put("exception", r.exception).put("reply", r.reply);
+            } else if ("broadcast".equals(op)) {
+                final String pkg = a.string("package");
+                final String action = a.string("action");
+                final TypedBundle extras = a.optBundle("extras");
+                final String replyAction = a.string("reply_action");
+                final int timeout = a.timeoutMs();
+                // the platform reports a missing reply as timed_out; allow it a margin
+                Platform.BroadcastResult r = bounded(op, timeout + 5000,
+                        new Callable<Platform.BroadcastResult>() {
+                            @Override
+                            public Platform.BroadcastResult call() throws Exception {
+                                return platform.broadcast(pkg, action,
+                                        extras == null ? new TypedBundle() : extras,
+                                        replyAction, timeout);
+                            }
+                        });
+                return new TypedBundle().put("reply", r.reply).put("timed_out", r.timedOut);
+            } else if ("start_activity".equals(op)) {
+                final String pkg = a.string("package");
+                final String action = a.string("action");
+                final TypedBundle extras = a.optBundle("extras");
+                Platform.ActivityStart r = bounded(op, Limits.DEFAULT_TIMEOUT_MS,
+                        new Callable<Platform.ActivityStart>() {
+                            @Override
+                            public Platform.ActivityStart call() throws Exception {
+                                return platform.startActivity(pkg, action,
+                                        extras == null ? new TypedBundle() : extras);
+                            }
+                        });
+                return new TypedBundle().put("launched", r.launched).put("component", r.component);
+            } else if ("read_resource".equals(op)) {
+                final String pkg = a.string("package");
+                final int resId = a.integer("resource_id");
+                final int max = a.optInt("max_bytes", Limits.MAX_RESOURCE_BYTES);
+                if (max <= 0 || max > Limits.MAX_RESOURCE_BYTES) {
+                    throw new RelayException(RelayException.BAD_ARGS, op + ": max_bytes must be 1 … "
+                            + Limits.MAX_RESOURCE_BYTES + ", got " + max);
+                }
+                Platform.ResourceData r = bounded(op, Limits.DEFAULT_TIMEOUT_MS,
+                        new Callable<Platform.ResourceData>() {
+                            @Override
+                            public Platform.ResourceData call() throws Exception {
+                                return platform.readResource(pkg, resId, max);
+                            }
+                        });
+                if (r.data.length > max) {
+                    throw new RelayException(RelayException.TOO_LARGE, "resource 0x"
+                            + Integer.toHexString(resId) + " is larger than max_bytes " + max);
+                }
+                return new TypedBundle().put("data", r.data).put("name", r.name);
+            } else if ("wake_provider".equals(op)) {
+                final String authority = a.string("authority");
+                final String pkg = a.string("package");
+                final String mode = a.string("mode");
+                if (!"acquire".equals(mode) && !"launch".equals(mode)) {
+                    throw new RelayException(RelayException.BAD_ARGS,
+                            op + ": mode must be \"acquire\" or \"launch\", got \"" + mode + "\"");
+                }
+                final int timeout = a.timeoutMs();
+                Platform.WakeResult r = bounded(op, timeout, new Callable<Platform.WakeResult>() {
+                    @Override
+                    public Platform.WakeResult call() throws Exception {
+                        return platform.wakeProvider(authority, pkg, mode, timeout);
+                    }
+                });
+                return new TypedBundle().put("ok", r.ok).put("detail", r.detail);
+            }
+        } catch (RelayException e) {
+            throw e;
+        } catch (RequestContext.PeerGone e) {
+            throw e;
+        } catch (Exception e) {
+            throw Errors.map(e);
+        }
+        throw new RelayException(RelayException.UNKNOWN_OP, "this relay does not offer the op '"
+                + op + "'");
+    }
+
+    /** Runs a platform call on an IPC thread and gives up after {@code timeoutMs}. */
+    <T> T bounded(String op, int timeoutMs, Callable<T> task) throws RelayException {
+        Future<T> f = ipc.submit(task);
+        try {
+            return f.get(timeoutMs, TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            f.cancel(true);
+            throw new RelayException(RelayException.TIMEOUT, op + " did not complete within "
+                    + timeoutMs + " ms");
+        } catch (InterruptedException e) {
+            f.cancel(true);
+            Thread.currentThread().interrupt();
+            throw new RelayException(RelayException.CANCELLED, "the request was cancelled");
+        } catch (ExecutionException e) {
+            throw Errors.map(e.getCause() == null ? e : e.getCause());
+        }
+    }
+
+    private TypedBundle readFile(Args a, RequestContext ctx) throws Exception {
+        String handle = a.string("handle");
+        long max = a.longValue("max_bytes");
+        int chunk = a.optInt("chunk_size", Limits.DEFAULT_CHUNK);
+        if (chunk <= 0 || chunk > FrameCodec.MAX_CHUNK) {
+            throw new RelayException(RelayException.BAD_ARGS, "read_file: chunk_size must be 1 … "
+                    + FrameCodec.MAX_CHUNK + ", got " + chunk);
+        }
+        if (max < 0 || max > Limits.MAX_READ_BYTES) {
+            throw new RelayException(RelayException.BAD_ARGS, "read_file: max_bytes must be 0 … "
+                    + Limits.MAX_READ_BYTES + ", got " + max);
+        }
+        final Platform.FileSource src = platform.openFile(ctx.handles().get(handle));
+        ctx.onCancel(new Closeable() {
+            @Override
+            public void close() {
+                src.close();
+            }
+        });
+        try {
+            if (src.size > max) {
+                throw new RelayException(RelayException.TOO_LARGE, "the file has " + src.size
+                        + " bytes, more than max_bytes " + max);
+            }
+            MessageDigest md = Digests.sha256();
+            byte[] buf = new byte[chunk];
+            long total = 0;
+            while (true) {
+                int n = FrameCodec.readFully(src.stream, buf, 0, chunk);
+                if (ctx.isCancelled()) {
+                    throw new RelayException(RelayException.CANCELLED, "the request was cancelled");
+                }
+                if (n <= 0) {
+                    break;
+                }
+                total += n;
+                if (total > max) {
+                    throw new RelayException(RelayException.TOO_LARGE, "the file is larger than"
+                            + " max_bytes " + max);
+                }
+                md.update(buf, 0, n);
+                ctx.sendChunk(buf, 0, n);
+                if (n < chunk) {
+                    break;
+                }
+            }
+            return new TypedBundle().put("size", total).put("sha256", Digests.hex(md.digest()));
+        } catch (RequestContext.PeerGone e) {
+            throw e;
+        } catch (IOException e) {
+            if (ctx.isCancelled()) {
+                throw new RelayException(RelayException.CANCELLED, "the request was cancelled");
+            }
+            throw new RelayException(RelayException.IPC_FAILED, "reading the file failed: "
+                    + Errors.describe(e));
+        } finally {
+            src.close();
+        }
+    }
+
+    public void shutdown() {
+        ipc.shutdownNow();
+    }
+}

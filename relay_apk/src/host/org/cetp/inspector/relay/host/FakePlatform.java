@@ -1,0 +1,258 @@
+package org.cetp.inspector.relay.host;
+
+import java.io.ByteArrayInputStream;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.cetp.inspector.relay.core.Digests;
+import org.cetp.inspector.relay.core.Handles;
+import org.cetp.inspector.relay.core.HandleTable;
+import org.cetp.inspector.relay.core.Platform;
+import org.cetp.inspector.relay.core.RelayException;
+import org.cetp.inspector.relay.core.TypedBundle;
+import org.cetp.inspector.relay.core.Utf8;
+
+/**
+ * A fixed fake device for host tests: one CETP provider package (negotiate, list_tools, a
+ * large file result, a PendingIntent resolution, typed echo) and one AndyClaw extension
+ * (bound service, broadcast, activity, raw manifest resource). Deterministic answers.
+ */
+public final class FakePlatform implements Platform {
+    public static final String PROVIDER_PACKAGE = "com.example.fakeprovider";
+    public static final String AUTHORITY = "com.example.fakeprovider.clawseed.tools";
+    public static final String EXTENSION_PACKAGE = "com.example.fakeextension";
+    public static final String EXTENSION_DESCRIPTOR = "org.ethereumphone.andyclaw.IExtension";
+    public static final int MANIFEST_RESOURCE = 0x7f0f0000;
+    /** The large result: 300 000 bytes, so it streams as several chunks. */
+    public static final byte[] LARGE_FILE = largeFile();
+    public static final String EXTENSION_MANIFEST = "[{\"name\":\"greet\",\"description\":"
+            + "\"Returns a friendly greeting\",\"inputSchema\":{\"type\":\"object\","
+            + "\"properties\":{\"name\":{\"type\":\"string\"}},\"required\":[\"name\"]}}]";
+
+    private volatile EventListener listener;
+
+    private static byte[] largeFile() {
+        byte[] b = new byte[300000];
+        for (int i = 0; i < b.length; i++) {
+            b[i] = (byte) ('a' + (i % 26));
+        }
+        return b;
+    }
+
+    /** The native object behind a fake PendingIntent handle. */
+    static final class FakePendingIntent {
+        final String target;
+
+        FakePendingIntent(String target) {
+            this.target = target;
+        }
+    }
+
+    @Override
+    public Identity identity() {
+        TypedBundle device = new TypedBundle().put("serial", "host-jvm").put("manufacturer", "CETP")
+                .put("model", "Host JVM relay").put("sdk_int", 34).put("release", "14")
+                .put("abi", System.getProperty("os.arch"));
+        return new Identity("org.cetp.inspector.relay", 10234,
+                new String[] {Digests.sha256Hex(Utf8.encode("host-relay-cert"))}, 1, "host", device);
+    }
+
+    @Override
+    public TypedBundle[] discover(String pkg) {
+        List<TypedBundle> out = new ArrayList<TypedBundle>();
+        if (pkg == null || PROVIDER_PACKAGE.equals(pkg)) {
+            out.add(providerRecord());
+        }
+        if (pkg == null || EXTENSION_PACKAGE.equals(pkg)) {
+            out.add(extensionRecord());
+        }
+        return out.toArray(new TypedBundle[0]);
+    }
+
+    private static TypedBundle base(String pkg, String label, int uid) {
+        return new TypedBundle().put("package", pkg).put("label", label).put("uid", uid)
+                .put("version_code", 7L).put("version_name", "1.7")
+                .put("cert_sha256", new String[] {Digests.sha256Hex(Utf8.encode(pkg))})
+                .put("shared_user_id", null).put("launch_activity", pkg + ".MainActivity")
+                .put("app_meta_data", new TypedBundle())
+                .put("receivers", new TypedBundle[0]).put("activities", new TypedBundle[0])
+                .put("permissions", new TypedBundle[0]);
+    }
+
+    private static TypedBundle providerRecord() {
+        TypedBundle meta = new TypedBundle().put("com.clawseed.tools.authority", AUTHORITY)
+                .put("com.clawseed.tools.version", 1).put("com.clawseed.tools.versions", "1,2");
+        TypedBundle service = new TypedBundle().put("name", PROVIDER_PACKAGE + ".cetp.ToolProviderService")
+                .put("exported", true).put("enabled", true).put("permission", null)
+                .put("actions", new String[] {"com.clawseed.action.TOOL_PROVIDER"})
+                .put("meta_data", meta);
+        TypedBundle provider = new TypedBundle().put("name", PROVIDER_PACKAGE + ".cetp.ToolProvider")
+                .put("authority", AUTHORITY).put("exported", true).put("enabled", true)
+                .put("permission", null).put("read_permission", null).put("write_permission", null)
+                .put("init_order", 0);
+        return base(PROVIDER_PACKAGE, "Fake Provider", 10101)
+                .put("services", new TypedBundle[] {service})
+                .put("providers", new TypedBundle[] {provider});
+    }
+
+    private static TypedBundle extensionRecord() {
+        TypedBundle meta = new TypedBundle().put("org.ethereumphone.andyclaw.EXTENSION", "true")
+                .put("org.ethereumphone.andyclaw.EXTENSION_ID", "fake_extension")
+                .put("org.ethereumphone.andyclaw.EXTENSION_NAME", "Fake Extension")
+                .put("org.ethereumphone.andyclaw.EXTENSION_MANIFEST", MANIFEST_RESOURCE);
+        TypedBundle service = new TypedBundle().put("name", EXTENSION_PACKAGE + ".ExtensionService")
+                .put("exported", true).put("enabled", true).put("permission", null)
+                .put("actions", new String[] {"org.ethereumphone.andyclaw.EXTENSION_SERVICE"})
+                .put("meta_data", new TypedBundle());
+        return base(EXTENSION_PACKAGE, "Fake Extension", 10102).put("app_meta_data", meta)
+                .put("services", new TypedBundle[] {service})
+                .put("providers", new TypedBundle[0]);
+    }
+
+    private static TypedBundle success(String json) {
+        return new TypedBundle().put("status", "success").put("data", json);
+    }
+
+    @Override
+    public TypedBundle call(String authority, String method, String arg, TypedBundle extras,
+                            int timeoutMs, HandleTable handles) throws Exception {
+        if (!AUTHORITY.equals(authority)) {
+            throw new RelayException(RelayException.NOT_FOUND, "unknown authority " + authority);
+        }
+        if ("negotiate".equals(method)) {
+            return success("{\"selected_version\":2,\"provider_id\":\"" + PROVIDER_PACKAGE
+                    + "\",\"provider_name\":\"Fake Provider\",\"session_token\":\"fake-session\","
+                    + "\"capabilities\":[\"large_results\"],\"limits\":{\"max_request_bytes\":65536,"
+                    + "\"max_inline_result_bytes\":262144,\"max_concurrent_requests\":4,"
+                    + "\"idempotency_window_seconds\":86400}}")
+                    .put("protocol_version", 2);
+        }
+        if ("list_tools".equals(method)) {
+            return success("{\"revision\":\"tools-1\",\"tools\":[{\"name\":\"get_quote\","
+                    + "\"description\":\"Current price of a symbol\",\"input_schema\":"
+                    + "{\"type\":\"object\"}}]}");
+        }
+        if ("echo".equals(method)) {
+            TypedBundle reply = new TypedBundle().put("arg", arg).put("extras", extras)
+                    .put("int", 7).put("long", 7L).put("double", 0.5).put("bool", true)
+                    .put("ints", new int[] {1, -2}).put("strings", new String[] {"x", null})
+                    .put("bytes", new byte[] {0, 1, (byte) 0xff})
+                    .put("unsupported", new Handles.Unsupported("android.graphics.Bitmap"));
+            return reply;
+        }
+        if ("large_result".equals(method)) {
+            String id = handles.register("fd", LARGE_FILE);
+            return success("{\"kind\":\"file\",\"media_type\":\"application/json\",\"size_bytes\":"
+                    + LARGE_FILE.length + ",\"sha256\":\"" + Digests.sha256Hex(LARGE_FILE) + "\"}")
+                    .put("result_fd", new Handles.FileRef(id, LARGE_FILE.length));
+        }
+        if ("needs_approval".equals(method)) {
+            String id = handles.register("pi", new FakePendingIntent(PROVIDER_PACKAGE + ".Approve"));
+            return new TypedBundle().put("status", "error").put("error_code", "USER_ACTION_REQUIRED")
+                    .put("resolution", new Handles.PendingIntentRef(id, PROVIDER_PACKAGE,
+                            Handles.PendingIntentRef.IMMUTABLE_KNOWN | Handles.PendingIntentRef.IMMUTABLE
+                                    | Handles.PendingIntentRef.KIND_KNOWN
+                                    | Handles.PendingIntentRef.ACTIVITY));
+        }
+        if ("null_reply".equals(method)) {
+            return null;
+        }
+        if ("forbidden".equals(method)) {
+            throw new SecurityException("Permission Denial: fake provider requires a permission");
+        }
+        if ("slow".equals(method)) {
+            Thread.sleep(timeoutMs + 10000L);
+            return success("{}");
+        }
+        if ("emit_package_event".equals(method)) {
+            EventListener l = listener;
+            if (l != null) {
+                l.onEvent(new TypedBundle().put("event", "package_changed").put("change", "replaced")
+                        .put("package", PROVIDER_PACKAGE));
+            }
+            return success("{}");
+        }
+        return new TypedBundle().put("status", "error").put("error_code", "UNKNOWN_METHOD")
+                .put("error_message", "no method " + method);
+    }
+
+    @Override
+    public FileSource openFile(Object nativeHandle) throws RelayException {
+        if (!(nativeHandle instanceof byte[])) {
+            throw new RelayException(RelayException.BAD_ARGS, "that handle is not a file");
+        }
+        byte[] data = (byte[]) nativeHandle;
+        return new FileSource(new ByteArrayInputStream(data), data.length);
+    }
+
+    @Override
+    public ActivityResult launchPendingIntent(Object nativeHandle, int timeoutMs)
+            throws RelayException {
+        if (!(nativeHandle instanceof FakePendingIntent)) {
+            throw new RelayException(RelayException.BAD_ARGS, "that handle is not a PendingIntent");
+        }
+        return new ActivityResult(-1, new TypedBundle().put("approved", true)
+                .put("target", ((FakePendingIntent) nativeHandle).target));
+    }
+
+    @Override
+    public TransactResult bindTransact(String pkg, String action, String descriptor, int code,
+                                       String[] strings, int timeoutMs) throws RelayException {
+        if (!EXTENSION_PACKAGE.equals(pkg)) {
+            throw new RelayException(RelayException.NOT_FOUND, "no service for " + action + " in " + pkg);
+        }
+        if (!EXTENSION_DESCRIPTOR.equals(descriptor)) {
+            return new TransactResult(new TypedBundle().put("class", "java.lang.SecurityException")
+                    .put("message", "Binder invocation to an incorrect interface"), null);
+        }
+        if (code == 1) {
+            return new TransactResult(null, EXTENSION_MANIFEST);
+        }
+        if (code == 2 && strings.length == 2) {
+            return new TransactResult(null, "{\"function\":\"" + strings[0] + "\",\"ok\":true}");
+        }
+        return new TransactResult(new TypedBundle().put("class", "java.lang.IllegalArgumentException")
+                .put("message", "unknown transaction " + code), null);
+    }
+
+    @Override
+    public BroadcastResult broadcast(String pkg, String action, TypedBundle extras,
+                                     String replyAction, int timeoutMs) {
+        if (!EXTENSION_PACKAGE.equals(pkg)) {
+            return new BroadcastResult(null, true);
+        }
+        return new BroadcastResult(new TypedBundle().put("result", "{\"ok\":true}"), false);
+    }
+
+    @Override
+    public ActivityStart startActivity(String pkg, String action, TypedBundle extras) {
+        boolean ok = EXTENSION_PACKAGE.equals(pkg);
+        return new ActivityStart(ok, ok ? pkg + "/.ExtensionActivity" : null);
+    }
+
+    @Override
+    public ResourceData readResource(String pkg, int resourceId, int maxBytes)
+            throws RelayException {
+        if (!EXTENSION_PACKAGE.equals(pkg) || resourceId != MANIFEST_RESOURCE) {
+            throw new RelayException(RelayException.NOT_FOUND, "no resource 0x"
+                    + Integer.toHexString(resourceId) + " in " + pkg);
+        }
+        return new ResourceData(Utf8.encode(EXTENSION_MANIFEST), "raw/extension_manifest");
+    }
+
+    @Override
+    public WakeResult wakeProvider(String authority, String pkg, String mode, int timeoutMs) {
+        boolean ok = AUTHORITY.equals(authority);
+        return new WakeResult(ok, ok ? "provider process is running" : "unknown authority");
+    }
+
+    @Override
+    public void release(Object nativeHandle) {
+        // nothing native to free on the host
+    }
+
+    @Override
+    public void setEventListener(EventListener listener) {
+        this.listener = listener;
+    }
+}

@@ -1,0 +1,82 @@
+package org.cetp.inspector.relay.host;
+
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+
+import org.cetp.inspector.relay.core.Connection;
+import org.cetp.inspector.relay.core.Dispatcher;
+import org.cetp.inspector.relay.core.EventHub;
+import org.cetp.inspector.relay.core.Utf8;
+
+/**
+ * The relay's protocol core on the host JVM, serving a fake device ({@link FakePlatform})
+ * on a loopback TCP port so the desktop's client tests talk to the same Java code the APK
+ * runs. Not part of the APK.
+ *
+ * <p>Usage: {@code java -cp … HostMain [--port N]}; the session token is read from the
+ * environment variable RELAY_TOKEN (never from the command line, which other users can
+ * see). Prints {@code LISTENING <port>} once ready.
+ */
+public final class HostMain {
+    private HostMain() {
+    }
+
+    public static void main(String[] argv) throws IOException {
+        int port = 0;
+        for (int i = 0; i < argv.length; i++) {
+            if ("--port".equals(argv[i]) && i + 1 < argv.length) {
+                port = Integer.parseInt(argv[++i]);
+            } else {
+                System.err.println("usage: HostMain [--port N]   (token in $RELAY_TOKEN)");
+                System.exit(2);
+            }
+        }
+        String token = System.getenv("RELAY_TOKEN");
+        if (token == null || token.isEmpty()) {
+            System.err.println("HostMain: set RELAY_TOKEN to the session token");
+            System.exit(2);
+        }
+        final byte[] tokenBytes = Utf8.encode(token);
+        final FakePlatform platform = new FakePlatform();
+        final Dispatcher dispatcher = new Dispatcher(platform);
+        final EventHub hub = new EventHub();
+        platform.setEventListener(hub);
+        final Connection.Log log = new Connection.Log() {
+            @Override
+            public void info(String message) {
+                System.err.println("relay: " + message);
+            }
+        };
+        ServerSocket server = new ServerSocket(port, 16, InetAddress.getByName("127.0.0.1"));
+        System.out.println("LISTENING " + server.getLocalPort());
+        System.out.flush();
+        while (true) {
+            final Socket s = server.accept();
+            s.setTcpNoDelay(true);
+            Thread t = new Thread(new Runnable() {
+                @Override
+                public void run() {
+                    try {
+                        new Connection(new BufferedInputStream(s.getInputStream()),
+                                new BufferedOutputStream(s.getOutputStream()), dispatcher,
+                                tokenBytes, hub, log).run();
+                    } catch (IOException e) {
+                        log.info("connection failed: " + e.getMessage());
+                    } finally {
+                        try {
+                            s.close();
+                        } catch (IOException ignored) {
+                            // already closed
+                        }
+                    }
+                }
+            }, "relay-connection");
+            t.setDaemon(true);
+            t.start();
+        }
+    }
+}

@@ -1,0 +1,85 @@
+"""RelayLink: forwards to the current client, reconnects after a disconnect."""
+
+from __future__ import annotations
+
+import pytest
+
+from inspector.protocol.bundle import Bundle
+from inspector.relay.api import DISCONNECTED, HelloInfo, RelayError
+from inspector.session.relay_link import LinkState, RelayLink
+
+
+class FakeClient:
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.handlers: list = []
+        self.closed = False
+        self.fail_next: str | None = None
+        self.hello_info = HelloInfo(1, n, "t", (), "p", 2000, ())
+
+    async def ping(self) -> int:
+        if self.fail_next:
+            code, self.fail_next = self.fail_next, None
+            raise RelayError(code, "gone")
+        return self.n
+
+    async def call(self, authority, method, extras, *, arg=None, timeout_ms=30_000):
+        return Bundle(status=f"{authority}/{method}/{self.n}")
+
+    def add_event_handler(self, h) -> None:
+        self.handlers.append(h)
+
+    async def close(self) -> None:
+        self.closed = True
+
+
+async def test_reconnects_after_disconnect_and_keeps_handlers() -> None:
+    made: list[FakeClient] = []
+
+    async def connect() -> FakeClient:
+        made.append(FakeClient(len(made) + 1))
+        return made[-1]
+
+    link = RelayLink(connect)
+    states: list[LinkState] = []
+    link.add_state_listener(lambda s, d: states.append(s))
+    handler = lambda b: None  # noqa: E731
+    link.add_event_handler(handler)
+    assert await link.ping() == 1
+    assert made[0].handlers == [handler]
+    made[0].fail_next = DISCONNECTED
+    with pytest.raises(RelayError):
+        await link.ping()  # the failed call is not retried behind the engine's back
+    assert not link.connected and made[0].closed
+    assert await link.ping() == 2  # next call reconnects
+    assert made[1].handlers == [handler]
+    assert link.connects == 2
+    assert states == [LinkState.CONNECTING, LinkState.CONNECTED, LinkState.DISCONNECTED,
+                      LinkState.CONNECTING, LinkState.CONNECTED]
+    assert (await link.call("a", "m", None))["status"] == "a/m/2"
+
+
+async def test_other_errors_keep_the_connection() -> None:
+    c = FakeClient(1)
+
+    async def connect() -> FakeClient:
+        return c
+
+    link = RelayLink(connect)
+    await link.ping()
+    c.fail_next = "TIMEOUT"
+    with pytest.raises(RelayError):
+        await link.ping()
+    assert link.connected and not c.closed
+
+
+async def test_hello_before_connect_is_a_relay_error() -> None:
+    async def connect() -> FakeClient:
+        raise RelayError(DISCONNECTED, "no socket")
+
+    link = RelayLink(connect)
+    with pytest.raises(RelayError):
+        _ = link.hello_info
+    with pytest.raises(RelayError):
+        await link.ping()
+    assert link.state == LinkState.DISCONNECTED and link.last_error == "no socket"
