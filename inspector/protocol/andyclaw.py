@@ -110,9 +110,9 @@ class ExtensionFunction(BaseModel):
 
     name: StrictStr
     description: StrictStr
-    inputSchema: dict[str, Any]  # noqa: N815 - the wire name
-    requiresApproval: StrictBool = False  # noqa: N815
-    requiredPermissions: list[StrictStr] = Field(default_factory=list)  # noqa: N815
+    inputSchema: dict[str, Any]
+    requiresApproval: StrictBool = False
+    requiredPermissions: list[StrictStr] = Field(default_factory=list)
 
 
 ManifestForm = Literal["array", "object"]

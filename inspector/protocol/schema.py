@@ -5,8 +5,9 @@
   (§3.2). The walk knows which keywords hold schemas, so a `"$ref"` inside `const` data or
   a property *named* `$ref` is not mistaken for a reference.
 - `validate`: Draft 2020-12 (or the session's known dialect) with a registry that refuses
-  every retrieval, so validation never touches the network or the file system; errors come
-  back as (JSON pointer into the instance, message) pairs.
+  every retrieval, so validation never touches the network or the file system (only the
+  official meta-schemas, bundled with `jsonschema`, resolve); errors come back as
+  (JSON pointer into the instance, message) pairs.
 - `check_dialect` / `check_schema`: is the dialect one we know; is the schema itself valid.
 """
 
@@ -172,7 +173,9 @@ def validate(
     try:
         v = cls(schema, registry=OFFLINE_REGISTRY)
         for err in v.iter_errors(instance):
-            out.append((pointer(list(err.absolute_path)), _msg(err.message)))
+            item = (pointer(list(err.absolute_path)), _msg(err.message))
+            if item not in out:
+                out.append(item)
             if len(out) >= max_errors:
                 break
     except (js_exc._WrappedReferencingError, Unresolvable) as exc:
