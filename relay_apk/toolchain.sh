@@ -46,9 +46,19 @@ mirror_host() {
     echo "${uri:-http://deb.debian.org/debian}"
 }
 
+# Bullseye moves to archive.debian.org once its LTS ends; try the local mirror first.
+ARCHIVE_MIRROR=http://archive.debian.org/debian
+
 fetch_bullseye() {
-    local apt="$TC/apt" mirror
-    mirror="$(mirror_host)"
+    fetch_from "$(mirror_host)" || {
+        log "the configured mirror has no bullseye; trying $ARCHIVE_MIRROR"
+        fetch_from "$ARCHIVE_MIRROR"
+    }
+}
+
+fetch_from() {
+    local apt="$TC/apt" mirror="$1"
+    rm -rf "$apt" "$TC/debs"
     mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$TC/debs"
     echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror bullseye main" \
         > "$apt/sources.list"
@@ -57,8 +67,9 @@ fetch_bullseye() {
                 -o "Dir::State::status=/dev/null" -o "APT::Get::List-Cleanup=0"
                 -o "Debug::NoLocking=1" -o "APT::Sandbox::User=root" -q)
     log "fetching ${BULLSEYE_PACKAGES[*]} from Debian bullseye ($mirror)"
-    apt-get "${opts[@]}" update >&2
-    (cd "$TC/debs" && apt-get "${opts[@]}" download "${BULLSEYE_PACKAGES[@]}" >&2)
+    # apt verifies the Release signature (signed-by) and every .deb checksum
+    apt-get "${opts[@]}" update >&2 || return 1
+    (cd "$TC/debs" && apt-get "${opts[@]}" download "${BULLSEYE_PACKAGES[@]}" >&2) || return 1
     rm -rf "$ROOTFS"
     mkdir -p "$ROOTFS"
     local deb

@@ -37,6 +37,7 @@ public final class Connection implements Runnable {
     private final AtomicBoolean closed = new AtomicBoolean();
     private final ExecutorService workers;
     private boolean wantsEvents;
+    private volatile Runnable onAuthenticated;
 
     public Connection(InputStream in, OutputStream out, Dispatcher dispatcher, byte[] tokenUtf8,
                       EventHub events, Log log) {
@@ -57,6 +58,14 @@ public final class Connection implements Runnable {
                 return t;
             }
         });
+    }
+
+    /**
+     * Called once the hello succeeded; transports use it to lift the read timeout they set
+     * for the hello ({@link Limits#HELLO_TIMEOUT_MS}), so a silent peer cannot hold a thread.
+     */
+    public void setOnAuthenticated(Runnable r) {
+        onAuthenticated = r;
     }
 
     @Override
@@ -124,6 +133,10 @@ public final class Connection implements Runnable {
         } catch (RelayException e) {
             sendError(f.requestId, e);
             return false;
+        }
+        Runnable r = onAuthenticated;
+        if (r != null) {
+            r.run();
         }
         send(Frame.value(Frame.RESPONSE, f.requestId, dispatcher.helloResult()));
         if (wantsEvents && events != null) {

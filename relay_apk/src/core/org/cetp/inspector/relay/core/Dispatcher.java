@@ -86,10 +86,6 @@ public final class Dispatcher {
                                 return platform.discover(pkg);
                             }
                         });
-                if (pkg != null && records.length == 0) {
-                    throw new RelayException(RelayException.NOT_FOUND, "package '" + pkg
-                            + "' is not installed or not visible to the relay");
-                }
                 return new TypedBundle().put("packages", records);
             } else if ("call".equals(op)) {
                 final String authority = a.string("authority");

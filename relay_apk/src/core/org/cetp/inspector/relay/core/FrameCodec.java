@@ -93,6 +93,21 @@ public final class FrameCodec {
             throw new BadFrameException("BAD_FRAME", "frame announces " + length
                     + " payload bytes, maximum is " + MAX_FRAME_PAYLOAD);
         }
+        if (type < Frame.REQUEST || type > Frame.CANCEL) {
+            throw new BadFrameException("BAD_FRAME", "unknown frame type " + type);
+        }
+        if (type == Frame.CHUNK && (length < 1 || length > MAX_CHUNK)) {
+            throw new BadFrameException("BAD_FRAME", "CHUNK payload must be 1 … " + MAX_CHUNK
+                    + " bytes, got " + length);
+        }
+        if (type == Frame.CANCEL && length != 0) {
+            throw new BadFrameException("BAD_FRAME", "CANCEL payload must be empty, got "
+                    + length + " bytes");
+        }
+        if (type == Frame.EVENT && requestId != 0) {
+            throw new BadFrameException("BAD_FRAME", "EVENT frames use request id 0, got "
+                    + requestId);
+        }
         byte[] payload = new byte[(int) length];
         int got = readFully(in, payload, 0, payload.length);
         if (got < payload.length) {

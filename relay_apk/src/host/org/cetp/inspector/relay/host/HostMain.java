@@ -10,6 +10,7 @@ import java.net.Socket;
 import org.cetp.inspector.relay.core.Connection;
 import org.cetp.inspector.relay.core.Dispatcher;
 import org.cetp.inspector.relay.core.EventHub;
+import org.cetp.inspector.relay.core.Limits;
 import org.cetp.inspector.relay.core.Utf8;
 
 /**
@@ -17,7 +18,7 @@ import org.cetp.inspector.relay.core.Utf8;
  * on a loopback TCP port so the desktop's client tests talk to the same Java code the APK
  * runs. Not part of the APK.
  *
- * <p>Usage: {@code java -cp … HostMain [--port N]}; the session token is read from the
+ * <p>Usage: {@code java -cp … HostMain [--port N] [--hello-timeout-ms N]}; the session token is read from the
  * environment variable RELAY_TOKEN (never from the command line, which other users can
  * see). Prints {@code LISTENING <port>} once ready.
  */
@@ -27,14 +28,19 @@ public final class HostMain {
 
     public static void main(String[] argv) throws IOException {
         int port = 0;
+        int helloTimeout = Limits.HELLO_TIMEOUT_MS;
         for (int i = 0; i < argv.length; i++) {
             if ("--port".equals(argv[i]) && i + 1 < argv.length) {
                 port = Integer.parseInt(argv[++i]);
+            } else if ("--hello-timeout-ms".equals(argv[i]) && i + 1 < argv.length) {
+                helloTimeout = Integer.parseInt(argv[++i]);
             } else {
-                System.err.println("usage: HostMain [--port N]   (token in $RELAY_TOKEN)");
+                System.err.println("usage: HostMain [--port N] [--hello-timeout-ms N]"
+                        + "   (token in $RELAY_TOKEN)");
                 System.exit(2);
             }
         }
+        final int helloTimeoutMs = helloTimeout;
         String token = System.getenv("RELAY_TOKEN");
         if (token == null || token.isEmpty()) {
             System.err.println("HostMain: set RELAY_TOKEN to the session token");
@@ -61,9 +67,21 @@ public final class HostMain {
                 @Override
                 public void run() {
                     try {
-                        new Connection(new BufferedInputStream(s.getInputStream()),
+                        s.setSoTimeout(helloTimeoutMs);
+                        Connection c = new Connection(new BufferedInputStream(s.getInputStream()),
                                 new BufferedOutputStream(s.getOutputStream()), dispatcher,
-                                tokenBytes, hub, log).run();
+                                tokenBytes, hub, log);
+                        c.setOnAuthenticated(new Runnable() {
+                            @Override
+                            public void run() {
+                                try {
+                                    s.setSoTimeout(0);
+                                } catch (IOException e) {
+                                    log.info("cannot clear the hello timeout: " + e.getMessage());
+                                }
+                            }
+                        });
+                        c.run();
                     } catch (IOException e) {
                         log.info("connection failed: " + e.getMessage());
                     } finally {

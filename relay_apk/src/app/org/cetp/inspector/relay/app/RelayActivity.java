@@ -1,0 +1,209 @@
+package org.cetp.inspector.relay.app;
+
+import android.app.Activity;
+import android.app.PendingIntent;
+import android.content.Context;
+import android.content.Intent;
+import android.content.IntentSender;
+import android.os.Bundle;
+import android.os.Handler;
+import android.os.Looper;
+import android.widget.TextView;
+
+import java.lang.ref.WeakReference;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.cetp.inspector.relay.R;
+import org.cetp.inspector.relay.core.Platform;
+import org.cetp.inspector.relay.core.RelayException;
+
+/**
+ * The relay's only screen. Started from adb shell (protected by android.permission.DUMP,
+ * which shell holds and apps cannot get without adb), it starts {@link RelayService} with
+ * the session extras and stays resumed so PendingIntents can be launched from a foreground
+ * activity and their result returned.
+ */
+public final class RelayActivity extends Activity {
+    private static final int REQUEST_PENDING_INTENT = 1;
+    private static final Object LOCK = new Object();
+    private static WeakReference<RelayActivity> resumed = new WeakReference<RelayActivity>(null);
+    private static CountDownLatch resumedLatch = new CountDownLatch(1);
+    private static Pending pending;
+
+    /** One PendingIntent launch waiting for onActivityResult. */
+    private static final class Pending {
+        final CountDownLatch done = new CountDownLatch(1);
+        final AtomicReference<Platform.ActivityResult> result =
+                new AtomicReference<Platform.ActivityResult>();
+    }
+
+    @Override
+    protected void onCreate(Bundle savedInstanceState) {
+        super.onCreate(savedInstanceState);
+        TextView text = new TextView(this);
+        text.setText(R.string.session_screen);
+        text.setPadding(48, 48, 48, 48);
+        setContentView(text);
+        forwardSession(getIntent());
+    }
+
+    @Override
+    protected void onNewIntent(Intent intent) {
+        super.onNewIntent(intent);
+        forwardSession(intent);
+    }
+
+    /** Hands socket name and token to the service; never logs them. */
+    private void forwardSession(Intent intent) {
+        if (intent == null || !intent.hasExtra(RelayService.EXTRA_SOCKET)) {
+            return;
+        }
+        Intent svc = new Intent(this, RelayService.class);
+        svc.putExtra(RelayService.EXTRA_SOCKET, intent.getStringExtra(RelayService.EXTRA_SOCKET));
+        svc.putExtra(RelayService.EXTRA_TOKEN, intent.getStringExtra(RelayService.EXTRA_TOKEN));
+        Compat.startForegroundService(this, svc);
+        // the extras are secrets: drop them from the activity's intent
+        setIntent(new Intent(this, RelayActivity.class));
+    }
+
+    @Override
+    protected void onResume() {
+        super.onResume();
+        synchronized (LOCK) {
+            resumed = new WeakReference<RelayActivity>(this);
+            resumedLatch.countDown();
+        }
+    }
+
+    @Override
+    protected void onPause() {
+        synchronized (LOCK) {
+            if (resumed.get() == this) {
+                resumed = new WeakReference<RelayActivity>(null);
+                resumedLatch = new CountDownLatch(1);
+            }
+        }
+        super.onPause();
+    }
+
+    @Override
+    protected void onActivityResult(int requestCode, int resultCode, Intent data) {
+        super.onActivityResult(requestCode, resultCode, data);
+        if (requestCode != REQUEST_PENDING_INTENT) {
+            return;
+        }
+        Pending p;
+        synchronized (LOCK) {
+            p = pending;
+            pending = null;
+        }
+        if (p == null) {
+            return;
+        }
+        Platform.ActivityResult r;
+        try {
+            Bundle extras = data == null ? null : data.getExtras();
+            if (extras != null) {
+                extras.setClassLoader(getClassLoader());
+            }
+            r = new Platform.ActivityResult(resultCode, BundleMapper.fromAndroid(extras, null));
+        } catch (RelayException e) {
+            r = new Platform.ActivityResult(resultCode, null);
+        }
+        p.result.set(r);
+        p.done.countDown();
+    }
+
+    /** Brings the relay activity to the front (needs a BAL exemption when in background). */
+    private static RelayActivity awaitResumed(Context ctx, long timeoutMs) throws Exception {
+        CountDownLatch latch;
+        synchronized (LOCK) {
+            RelayActivity a = resumed.get();
+            if (a != null) {
+                return a;
+            }
+            latch = resumedLatch;
+        }
+        Intent i = new Intent(ctx, RelayActivity.class)
+                .addFlags(Intent.FLAG_ACTIVITY_NEW_TASK | Intent.FLAG_ACTIVITY_SINGLE_TOP);
+        ctx.startActivity(i);
+        if (!latch.await(Math.min(timeoutMs, 10000), TimeUnit.MILLISECONDS)) {
+            throw new RelayException(RelayException.IPC_FAILED, "the relay activity could not come "
+                    + "to the foreground (background activity start blocked?): unlock the phone"
+                    + " and run: adb shell am start -n org.cetp.inspector.relay/.RelayActivity");
+        }
+        synchronized (LOCK) {
+            RelayActivity a = resumed.get();
+            if (a == null) {
+                throw new RelayException(RelayException.IPC_FAILED, "the relay activity lost focus");
+            }
+            return a;
+        }
+    }
+
+    static Platform.ActivityResult launchForResult(Context ctx, final PendingIntent pi, int timeoutMs)
+            throws Exception {
+        final RelayActivity activity = awaitResumed(ctx, timeoutMs);
+        final Pending p = new Pending();
+        synchronized (LOCK) {
+            if (pending != null) {
+                throw new RelayException(RelayException.BUSY, "another PendingIntent is on screen");
+            }
+            pending = p;
+        }
+        final AtomicReference<Exception> failure = new AtomicReference<Exception>();
+        final CountDownLatch started = new CountDownLatch(1);
+        new Handler(Looper.getMainLooper()).post(new Runnable() {
+            @Override
+            public void run() {
+                try {
+                    activity.startIntentSenderForResult(pi.getIntentSender(), REQUEST_PENDING_INTENT,
+                            null, 0, 0, 0, Compat.pendingIntentLaunchOptions());
+                } catch (IntentSender.SendIntentException e) {
+                    failure.set(new RelayException(RelayException.IPC_FAILED,
+                            "the PendingIntent was cancelled by its creator"));
+                } catch (RuntimeException e) {
+                    failure.set(e);
+                }
+                started.countDown();
+            }
+        });
+        try {
+            started.await(timeoutMs, TimeUnit.MILLISECONDS);
+            if (failure.get() != null) {
+                throw failure.get();
+            }
+            if (!p.done.await(timeoutMs, TimeUnit.MILLISECONDS)) {
+                throw new RelayException(RelayException.TIMEOUT, "no result from the PendingIntent's"
+                        + " activity within " + timeoutMs + " ms");
+            }
+            return p.result.get();
+        } finally {
+            synchronized (LOCK) {
+                if (pending == p) {
+                    pending = null;
+                }
+            }
+        }
+    }
+
+    /** Starts another app's activity from the resumed relay activity when there is one. */
+    static void startFromRelay(Context ctx, final Intent intent) {
+        final RelayActivity a;
+        synchronized (LOCK) {
+            a = resumed.get();
+        }
+        if (a == null) {
+            ctx.startActivity(new Intent(intent).addFlags(Intent.FLAG_ACTIVITY_NEW_TASK));
+            return;
+        }
+        new Handler(Looper.getMainLooper()).post(new Runnable() {
+            @Override
+            public void run() {
+                a.startActivity(intent);
+            }
+        });
+    }
+}
