@@ -29,8 +29,11 @@ def _add_common(p: argparse.ArgumentParser, *, suppress: bool) -> None:
                    help="state directory of the in-process virtual device (default: temporary)")
     g.add_argument("--virtual-plugin", action="append", default=d([]), metavar="FILE",
                    help="load an extra virtual-device app from a Python file (repeatable)")
-    g.add_argument("--timeout", type=float, default=d(60.0), metavar="SECONDS",
-                   help="give up on the whole command after this long (default 60)")
+    g.add_argument("--record", default=d(None), metavar="NAME",
+                   help="journal this command's exchanges into session NAME (created, or "
+                   "continued when it exists); see `bundle`")
+    g.add_argument("--timeout", type=float, default=d(300.0), metavar="SECONDS",
+                   help="give up on the whole command after this long (default 300)")
 
 
 def _add_call_options(p: argparse.ArgumentParser) -> None:
@@ -100,6 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--v1", action="store_true", help="use the v1 protocol")
     p.add_argument("--capabilities", default=None, metavar="LIST",
                    help="capabilities to negotiate (default: all known)")
+    p.add_argument("--resume-token", default=None, metavar="TOKEN",
+                   help="resume an execution with this resume_token (needs --request-id)")
 
     ops = cmd("ops", "async operations (started here or with call --no-wait)")
     ops_sub = ops.add_subparsers(dest="ops_command", metavar="ACTION")
@@ -126,6 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
     _args_options(p)
     p.add_argument("--bridge", choices=BRIDGES, default=None,
                    help="bridge to use (default: the host's choice by priority)")
+    p.add_argument("--approve", action="store_true",
+                   help="approve a function marked requiresApproval")
 
     p = cmd("ext-manifest", "show an extension's manifest (raw resource and service forms)")
     p.add_argument("extension", metavar="EXTENSION")
@@ -138,6 +145,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="session token clients must present (default: random, printed)")
     v.add_argument("--state-dir", default=None, metavar="DIR")
     v.add_argument("--plugin", action="append", default=[], metavar="FILE")
+    f = vsub.add_parser("fault", help="arm a fault on the virtual device (tests, demos)")
+    _add_common(f, suppress=True)
+    f.add_argument("kind", choices=("delay", "drop_connection", "restart_process",
+                                    "corrupt_digest"))
+    f.add_argument("--package", default=None, help="app package (restart_process, "
+                   "corrupt_digest)")
+    f.add_argument("--ms", type=int, default=None, help="delay in milliseconds (delay)")
 
     p = cmd("conformance", "run the conformance suite against a provider")
     p.add_argument("provider", metavar="PROVIDER")
@@ -146,6 +160,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--junit", default=None, metavar="FILE", help="also write JUnit XML here")
     p.add_argument("--report", default=None, metavar="FILE", help="write the JSON report here")
 
-    p = cmd("bundle", "bug-report bundles")
-    p.add_argument("bundle_args", nargs=argparse.REMAINDER)
+    b = cmd("bundle", "recorded sessions and bug-report bundles")
+    bsub = b.add_subparsers(dest="bundle_command", metavar="ACTION")
+    o = bsub.add_parser("list", help="recorded sessions (see --record)")
+    _add_common(o, suppress=True)
+    o = bsub.add_parser("create", help="write a bug-report bundle from a recorded session")
+    _add_common(o, suppress=True)
+    o.add_argument("session", metavar="SESSION", help="session id or name")
+    o.add_argument("-o", "--output", default=None, metavar="FILE",
+                   help="bundle file (default: SESSION.cetpbundle)")
+    o.add_argument("--note", default="", help="a short description for the summary")
+    o.add_argument("--no-redact", action="store_true",
+                   help="keep session/resume tokens in the bundle (default: redacted)")
+    o = bsub.add_parser("open", help="show a bug-report bundle (read-only)")
+    _add_common(o, suppress=True)
+    o.add_argument("file", metavar="FILE")
     return parser

@@ -25,6 +25,7 @@ class ProgressBar:
         self.enabled = enabled
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self._last_line = ""
+        self._last_key = ""
         self._last_draw = 0.0
         self.updates = 0
 
@@ -46,9 +47,16 @@ class ProgressBar:
                 self.stream.write("\r\x1b[2K" + line)
                 self.stream.flush()
                 self._last_draw = now
-        elif line != self._last_line:
+            self._last_line = line
+            return
+        # not a terminal: one line per 10 % step or message change, so logs stay short
+        step = (int(float(current) * 10 / float(total)) if current is not None and total
+                else None)
+        key = f"{step}|{msg}"
+        if key != self._last_key:
             self.stream.write(line + "\n")
             self.stream.flush()
+            self._last_key = key
         self._last_line = line
 
     def done(self, message: str = "") -> None:

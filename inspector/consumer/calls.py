@@ -8,6 +8,7 @@ violations as findings.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 
 from inspector.consumer.clock import Clock
@@ -48,6 +49,13 @@ class Caller:
         self.recorder = recorder
         self.clock = clock
         self.options = options
+        self._slots: asyncio.Semaphore | None = None
+        self.concurrency: int | None = None
+
+    def set_concurrency(self, limit: int) -> None:
+        """Honour the negotiated max_concurrent_requests (at least 1) for later calls."""
+        self.concurrency = max(1, limit)
+        self._slots = asyncio.Semaphore(self.concurrency)
 
     async def call(
         self,
@@ -79,8 +87,13 @@ class Caller:
                                  package=self.package, tool=tool, request_id=request_id,
                                  parent_id=parent_id, attempt=attempt)
         try:
-            bundle = await self.relay.call(self.authority, method, extras,
-                                           timeout_ms=self.options.call_timeout_ms)
+            if self._slots is not None and method != "negotiate":
+                async with self._slots:
+                    bundle = await self.relay.call(self.authority, method, extras,
+                                                   timeout_ms=self.options.call_timeout_ms)
+            else:
+                bundle = await self.relay.call(self.authority, method, extras,
+                                               timeout_ms=self.options.call_timeout_ms)
         except RelayError as exc:
             note = exc.hint
             if exc.code == NOT_FOUND and not self.options.wake_and_retry:

@@ -33,7 +33,7 @@ class SystemClock:
 class FakeClock:
     """Virtual time for tests: `sleep_ms` advances `now_ms` at once and is recorded."""
 
-    def __init__(self, start_ms: int = 1_790_000_000_000) -> None:
+    def __init__(self, start_ms: int = 1_788_220_800_000) -> None:  # 2026-09-01T00:00Z
         self._now = start_ms
         self.sleeps: list[int] = []
 

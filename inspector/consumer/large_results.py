@@ -23,7 +23,8 @@ from pydantic import BaseModel, Field
 from inspector.relay.api import TOO_LARGE, RelayApi, RelayError, StreamEnd
 
 DEFAULT_USER_CAP = 64 * 1024 * 1024
-DEFAULT_PARSE_LIMIT = 32 * 1024 * 1024  # JSON bigger than this is not parsed for the schema
+#: JSON bigger than this is not parsed for the schema check (parsed JSON costs ~10× its size)
+DEFAULT_PARSE_LIMIT = 4 * 1024 * 1024
 PREVIEW_BYTES = 64 * 1024
 SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
 MEDIA_TYPE = re.compile(r"^[A-Za-z0-9][\w.+-]*/[A-Za-z0-9][\w.+-]*(\s*;.*)?$")
@@ -58,7 +59,8 @@ class FileVerdict(BaseModel):
     complete: bool = False  # the whole stream was read
     checks: list[FileCheck] = Field(default_factory=list)
     content_path: str | None = None  # spooled bytes (caller deletes with `discard`)
-    value: Any = None  # parsed JSON when small enough and valid
+    # parsed JSON when small enough and valid; not serialised (the bytes are in content_path)
+    value: Any = Field(default=None, exclude=True)
     parsed: bool = False  # `value` holds the parsed content (which may be JSON null)
     preview: str = ""  # first bytes as text, for display (untrusted)
 

@@ -3,25 +3,19 @@
 The rules a consumer must hold: offer versions in descending order, use v1 only when the
 manifest has v1 and not v2, never fall back to v1 after a failed v2 negotiation, use only
 the capabilities both sides agreed, and re-check the tool list's revision after every new
-negotiation — reporting exactly what changed.
+negotiation — reporting exactly what changed (field by field; the pass/fail verdicts come
+from `inspector.protocol.rules`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from inspector.consumer.findings import finding
-from inspector.protocol.cetp import (
-    KNOWN_CAPABILITIES,
-    MAX_SESSION_TOKEN_BYTES,
-    NegotiateResult,
-    ToolDescriptor,
-    ToolList,
-)
-from inspector.protocol.exchange import Finding
+from inspector.protocol.cetp import NegotiateResult, ToolDescriptor, ToolList
 
 
 def choose_protocol(manifest_versions: Iterable[int]) -> int | None:
@@ -45,6 +39,12 @@ class Session(BaseModel):
     negotiated_ms: int
     exchange_id: str
     raw_limits: dict[str, Any] = Field(default_factory=dict)
+    expires_ms: int | None = None  # expires_at as epoch ms, when given and parseable
+
+    def expired(self, now_ms: int) -> bool:
+        """Past its expires_at — only when it was valid when negotiated (never loops)."""
+        return (self.expires_ms is not None and self.expires_ms > self.negotiated_ms
+                and now_ms >= self.expires_ms)
 
     @property
     def token(self) -> str:
@@ -61,38 +61,6 @@ class Session(BaseModel):
     @property
     def max_request_bytes(self) -> int:
         return self.result.limits.max_request_bytes
-
-
-def check_negotiation(
-    result: NegotiateResult, requested: Iterable[str], consumer_versions: Iterable[int]
-) -> list[Finding]:
-    """Findings on a negotiate reply; failures here are flagged, not silently accepted."""
-    out: list[Finding] = []
-    asked = set(requested)
-    versions = list(consumer_versions)
-    if result.selected_version not in versions:
-        out.append(finding("negotiate.selected_version", "§2.2",
-                           f"selected_version {result.selected_version} was not offered "
-                           f"(offered {versions})"))
-    extra = sorted(set(result.capabilities) - asked)
-    if extra:
-        out.append(finding("negotiate.capabilities.not_requested", "§2.2",
-                           f"the provider returned capabilities that were not requested: "
-                           f"{extra}; the inspector will not use them"))
-    unknown = sorted(set(result.capabilities) - KNOWN_CAPABILITIES)
-    if unknown:
-        out.append(finding("negotiate.capabilities.unknown", "§2.3",
-                           f"unknown capabilities: {unknown}", level="SHOULD"))
-    for name, (value, minimum) in result.limits.below_minimum().items():
-        out.append(finding(f"negotiate.limits.{name}", "§2.2",
-                           f"limits.{name} is {value}, below the minimum {minimum}",
-                           path=f"limits.{name}"))
-    token_bytes = len(result.session_token.encode("utf-8"))
-    if token_bytes == 0 or token_bytes > MAX_SESSION_TOKEN_BYTES:
-        out.append(finding("negotiate.session_token.length", "§2.2",
-                           f"session_token is {token_bytes} bytes; it must be 1..."
-                           f"{MAX_SESSION_TOKEN_BYTES}", path="session_token"))
-    return out
 
 
 class ToolChange(BaseModel):
@@ -132,14 +100,6 @@ class ToolListDiff(BaseModel):
             parts.append(f"changed {c.name} ({', '.join(c.fields)})")
         return f"revision {self.old_revision} → {self.new_revision}: " + "; ".join(parts)
 
-    def findings(self) -> list[Finding]:
-        """The tool set changed while the revision stayed the same: a MUST violation."""
-        if self.tools_changed and not self.revision_changed:
-            return [finding("list_tools.revision.unchanged", "§3.3",
-                            f"the tools changed but revision stayed {self.new_revision!r}: "
-                            + self.summary())]
-        return []
-
 
 def _flatten(prefix: str, value: Any, out: dict[str, Any]) -> None:
     if isinstance(value, dict) and prefix in ("", "annotations"):
@@ -170,3 +130,16 @@ def diff_tool_lists(old: ToolList | None, new: ToolList) -> ToolListDiff:
         if fields:
             diff.changed.append(ToolChange(name=name, fields=fields))
     return diff
+
+
+def parse_expires_at(value: str | None) -> int | None:
+    """`expires_at` (ISO 8601, e.g. 2026-09-02T12:00:00Z) as epoch ms; None if unusable."""
+    if not value:
+        return None
+    try:
+        dt = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return int(dt.timestamp() * 1000)

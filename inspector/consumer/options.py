@@ -30,6 +30,10 @@ class EngineOptions(BaseModel):
     #: local cap on a streamed file result (the effective limit is the min with any
     #: negotiated allowance)
     read_cap_bytes: int = 64 * 1024 * 1024
+    #: a JSON file result up to this size is parsed for the output_schema check
+    parse_limit_bytes: int = 4 * 1024 * 1024
+    #: a verified file result up to this size is also kept as `Execution.value`
+    keep_value_bytes: int = 1024 * 1024
     #: on "Unknown authority" (relay NOT_FOUND), wake the provider (acquire, then launch)
     #: and retry, like the ClawSeed consumer does
     wake_and_retry: bool = False

@@ -7,6 +7,7 @@ same object, its `status` tells which), so a live view can show pending calls.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -68,7 +69,10 @@ def encoded_size(value: Any) -> int:
         return 1 + _str_size(value.class_name)
     if isinstance(value, int):  # untyped int from a careless caller: count it as a long
         return 9
-    return 0
+    try:  # plain JSON op arguments (relay housekeeping): their JSON size
+        return len(json.dumps(value, default=str).encode("utf-8"))
+    except (TypeError, ValueError):
+        return 0
 
 
 def jsonable(value: Any) -> Any:

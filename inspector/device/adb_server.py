@@ -83,7 +83,9 @@ def find_adb() -> AdbBinary:
     )
 
 
-async def ensure_server(endpoint: AdbEndpoint | None = None, binary: AdbBinary | None = None) -> bool:
+async def ensure_server(
+    endpoint: AdbEndpoint | None = None, binary: AdbBinary | None = None
+) -> bool:
     """Start the adb server on `endpoint` unless it runs; True when this call started it."""
     endpoint = endpoint or AdbEndpoint.from_env()
     if await asyncio.to_thread(endpoint.is_running):
@@ -116,7 +118,9 @@ async def kill_server(endpoint: AdbEndpoint | None = None, binary: AdbBinary | N
 async def _run_adb(binary: AdbBinary, endpoint: AdbEndpoint, *args: str) -> str:
     env = dict(os.environ, ANDROID_ADB_SERVER_PORT=str(endpoint.port))
     proc = await asyncio.create_subprocess_exec(
-        binary.path, *args, env=env,
+        binary.path,
+        *args,
+        env=env,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
@@ -126,7 +130,8 @@ async def _run_adb(binary: AdbBinary, endpoint: AdbEndpoint, *args: str) -> str:
     except TimeoutError:
         proc.kill()
         raise DeviceError(
-            ADB_SERVER, f"`adb {' '.join(args)}` did not finish in {START_TIMEOUT_S:g} s.",
+            ADB_SERVER,
+            f"`adb {' '.join(args)}` did not finish in {START_TIMEOUT_S:g} s.",
             "Kill stray adb processes and retry.",
         ) from None
     return out.decode("utf-8", "replace")

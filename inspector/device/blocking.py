@@ -51,19 +51,34 @@ def translate_adb_error(exc: BaseException, what: str) -> DeviceError:
     """Map adbutils/socket errors to a specific DeviceError."""
     text = bounded(str(exc) or type(exc).__name__, 200)
     low = text.lower()
-    if isinstance(exc, AdbTimeout) or isinstance(exc, TimeoutError):
-        return DeviceError(TIMEOUT, f"{what} timed out ({text}).",
-                           "Check the cable and that the device is awake, then retry.")
+    if isinstance(exc, AdbTimeout | TimeoutError):
+        return DeviceError(
+            TIMEOUT,
+            f"{what} timed out ({text}).",
+            "Check the cable and that the device is awake, then retry.",
+        )
     if isinstance(exc, AdbConnectionError | ConnectionRefusedError):
-        return DeviceError(ADB_SERVER, f"{what}: cannot reach the adb server ({text}).",
-                           "Start it with `adb start-server` or let the inspector start it.")
+        return DeviceError(
+            ADB_SERVER,
+            f"{what}: cannot reach the adb server ({text}).",
+            "Start it with `adb start-server` or let the inspector start it.",
+        )
     if "not found" in low and "device" in low:
-        return DeviceError(DEVICE_NOT_FOUND, f"{what}: the device is not connected ({text}).",
-                           "Plug it in again (or `adb connect` it) and refresh.")
+        return DeviceError(
+            DEVICE_NOT_FOUND,
+            f"{what}: the device is not connected ({text}).",
+            "Plug it in again (or `adb connect` it) and refresh.",
+        )
     if "unauthorized" in low:
-        return DeviceError(DEVICE_NOT_READY, f"{what}: the device has not authorised this "
-                           "computer.", "Unlock the phone and accept the USB debugging prompt.")
+        return DeviceError(
+            DEVICE_NOT_READY,
+            f"{what}: the device has not authorised this computer.",
+            "Unlock the phone and accept the USB debugging prompt.",
+        )
     if "offline" in low:
-        return DeviceError(DEVICE_NOT_READY, f"{what}: the device is offline.",
-                           "Reconnect the cable; if it stays offline run `adb kill-server`.")
+        return DeviceError(
+            DEVICE_NOT_READY,
+            f"{what}: the device is offline.",
+            "Reconnect the cable; if it stays offline run `adb kill-server`.",
+        )
     return DeviceError(ADB_SERVER, f"{what} failed: {text}", "Retry; if it persists restart adb.")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import shlex
 import socket
 import threading
 from collections.abc import Callable, Sequence
@@ -28,6 +29,7 @@ from inspector.device.models import (
     transport_of,
 )
 from inspector.tasks import Spawner
+from inspector.tasks import spawner as default_spawner
 
 log = logging.getLogger(__name__)
 
@@ -123,27 +125,48 @@ class AdbDevices:
         return [await self.describe(s, st) for s, st in await self.list_states()]
 
     async def shell(
-        self, serial: str, argv: Sequence[str], *, timeout: float | None = None
+        self,
+        serial: str,
+        argv: Sequence[str],
+        *,
+        timeout: float | None = None,
+        secrets: Sequence[str] = (),
     ) -> ShellResult:
-        """Run a command (arguments are shell-quoted); the exit code comes back too."""
+        """Run a command (arguments are shell-quoted); the exit code comes back too.
+
+        `secrets` (e.g. the relay token) are blanked out of any error message, since
+        adbutils puts the command line into some of its exceptions.
+        """
         t = timeout or self.timeout
         dev = self.device(serial)
-        command = adbutils._utils.list2cmdline(list(argv))
-        ret = await run_blocking(
-            lambda: dev.shell2(command, timeout=t), timeout=t + 2, what=f"`{argv[0]}` on {serial}"
-        )
+        command = shlex.join(argv)
+        try:
+            ret = await run_blocking(
+                lambda: dev.shell2(command, timeout=t),
+                timeout=t + 2,
+                what=f"`{argv[0]}` on {serial}",
+            )
+        except DeviceError as e:
+            if not any(s in str(e) for s in secrets if s):
+                raise
+            message = e.message
+            for s in secrets:
+                message = message.replace(s, "<secret>") if s else message
+            raise DeviceError(e.code, message, e.hint) from None
         return ShellResult(command=command, exit_code=ret.returncode, output=ret.output)
 
     async def connect_network(self, address: str) -> str:
         """`adb connect host:port` (Wi-Fi debugging, and the fake phone in tests)."""
         return await run_blocking(
             lambda: self.client.connect(address, timeout=self.timeout),
-            timeout=self.timeout + 2, what=f"Connecting to {address}",
+            timeout=self.timeout + 2,
+            what=f"Connecting to {address}",
         )
 
     async def disconnect_network(self, address: str) -> None:
         await run_blocking(
-            lambda: self.client.disconnect(address), timeout=self.timeout,
+            lambda: self.client.disconnect(address),
+            timeout=self.timeout,
             what=f"Disconnecting {address}",
         )
 
@@ -153,6 +176,9 @@ Listener = Callable[[DeviceChange], None]
 
 class DeviceTracker:
     """A live device list: `snapshot()` plus change events, fed by `host:track-devices`.
+
+    (adbutils' `track_devices()` keeps its socket to itself, so it could never be stopped;
+    this tracker owns the connection and closes it on `stop()`.)
 
     The blocking track connection lives in its own thread and hands adb's lists to the
     loop; if the adb server goes away the tracker reports every device removed and keeps
@@ -167,7 +193,7 @@ class DeviceTracker:
         start_server: bool = True,
     ) -> None:
         self.devices = devices
-        self._spawner = spawner or Spawner()
+        self._spawner = spawner or default_spawner()
         self._retry = retry_interval
         self._start_server = start_server
         self._snapshot: dict[str, DeviceInfo] = {}
@@ -175,6 +201,7 @@ class DeviceTracker:
         self._changed = asyncio.Condition()
         self._sock: socket.socket | None = None
         self._stopping = False
+        self._task: asyncio.Task[None] | None = None
         self.last_error: DeviceError | None = None
 
     def snapshot(self) -> list[DeviceInfo]:
@@ -191,13 +218,20 @@ class DeviceTracker:
             self._listeners.remove(listener)
 
     def start(self) -> None:
+        if self._task is not None and not self._task.done():
+            return
         self._stopping = False
-        self._spawner.spawn(self._run(), "adb-device-tracker")
+        self._task = self._spawner.spawn(self._run(), "adb-device-tracker")
 
     async def stop(self) -> None:
+        """Stop tracking (only this tracker's task: the spawner may be the app's)."""
         self._stopping = True
         self._close_socket()
-        await self._spawner.cancel_all()
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
 
     async def wait_for(
         self, predicate: Callable[[list[DeviceInfo]], bool], timeout: float
@@ -209,9 +243,7 @@ class DeviceTracker:
             )
         return self.snapshot()
 
-    async def wait_for_state(
-        self, serial: str, state: DeviceState, timeout: float
-    ) -> DeviceInfo:
+    async def wait_for_state(self, serial: str, state: DeviceState, timeout: float) -> DeviceInfo:
         def ok(devs: list[DeviceInfo]) -> bool:
             return any(d.serial == serial and d.state is state for d in devs)
 
@@ -238,6 +270,8 @@ class DeviceTracker:
                     await self._apply(parse_device_lines(text))
             except DeviceError as e:
                 self.last_error = e
+            finally:
+                self._close_socket()
             if self._stopping:
                 return
             if self._snapshot:
@@ -254,13 +288,18 @@ class DeviceTracker:
 
         def connect() -> socket.socket:
             c = client.make_connection(timeout=self.devices.timeout)
-            c.send_command("host:track-devices")
-            c.check_okay()
+            try:
+                c.send_command("host:track-devices")
+                c.check_okay()
+            except BaseException:
+                c.close()
+                raise
             c.conn.settimeout(None)
             return c.conn
 
-        self._sock = await run_blocking(connect, timeout=self.devices.timeout,
-                                        what="Tracking devices")
+        self._sock = await run_blocking(
+            connect, timeout=self.devices.timeout, what="Tracking devices"
+        )
         sock = self._sock
 
         def reader() -> None:

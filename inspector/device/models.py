@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 
-class DeviceState(str, Enum):
+class DeviceState(StrEnum):
     """adb's transport states, folded into what a user can act on."""
 
     DEVICE = "device"
@@ -25,8 +25,8 @@ class DeviceState(str, Enum):
 
 STATE_HINTS: dict[DeviceState, str] = {
     DeviceState.DEVICE: "",
-    DeviceState.UNAUTHORIZED: "Unlock the phone and accept the \"Allow USB debugging?\" prompt "
-    "(tick \"Always allow\"). No prompt? Revoke USB debugging authorisations in Developer "
+    DeviceState.UNAUTHORIZED: 'Unlock the phone and accept the "Allow USB debugging?" prompt '
+    '(tick "Always allow"). No prompt? Revoke USB debugging authorisations in Developer '
     "options and replug the cable.",
     DeviceState.AUTHORIZING: "Waiting for the phone to confirm this computer's key; unlock it.",
     DeviceState.CONNECTING: "adb is still connecting; wait a moment.",

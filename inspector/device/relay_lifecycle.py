@@ -12,7 +12,7 @@ import hashlib
 import logging
 import re
 import secrets
-from enum import Enum
+from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -29,19 +29,29 @@ from inspector.device.shipped_relay import ShippedRelay, load_shipped_relay
 
 log = logging.getLogger(__name__)
 
-RELAY_SERVICE_CLASS = ".RelayService"
+# From docs/relay-apk.md ("Starting a session") and relay_apk/ sources;
+# tests/device/test_units.py checks these against the relay sources so a rename fails here.
+RELAY_ACTIVITY_CLASS = ".app.RelayActivity"
+RELAY_SERVICE_CLASS = ".app.RelayService"
+EXTRA_SOCKET = "org.cetp.inspector.relay.SOCKET"
+EXTRA_TOKEN = "org.cetp.inspector.relay.TOKEN"
 REMOTE_APK_PATH = "/data/local/tmp/cetp-relay.apk"
 INSTALL_TIMEOUT_S = 120.0
 
 
-def relay_start_command(package: str, socket_name: str, token: str) -> list[str]:
-    """The one place that knows how the relay is started from adb shell."""
-    return [
-        "am", "start-foreground-service",
-        "-n", f"{package}/{RELAY_SERVICE_CLASS}",
-        "--es", "socket", socket_name,
-        "--es", "token", token,
-    ]
+def relay_start_command(
+    package: str, socket_name: str, token: str, *, headless: bool = False
+) -> list[str]:
+    """The one place that knows how the relay is started from adb shell.
+
+    Default: the relay Activity (it starts the foreground service and stays as the resumed
+    activity PendingIntents are launched from). `headless`: the service alone, no screen.
+    """
+    if headless:
+        start = ["am", "start-foreground-service", "-n", f"{package}/{RELAY_SERVICE_CLASS}"]
+    else:
+        start = ["am", "start", "-W", "-n", f"{package}/{RELAY_ACTIVITY_CLASS}"]
+    return [*start, "--es", EXTRA_SOCKET, socket_name, "--es", EXTRA_TOKEN, token]
 
 
 # (minimum SDK, command after the package is substituted for {pkg}); best effort each.
@@ -55,9 +65,9 @@ RELAY_GRANTS: tuple[tuple[int, tuple[str, ...]], ...] = (
 INSTALL_FAILURE_HINTS: dict[str, str] = {
     "INSTALL_FAILED_INSUFFICIENT_STORAGE": "Free some storage on the phone and retry.",
     "INSTALL_FAILED_USER_RESTRICTED": "Allow installs over USB: Developer options → "
-    "\"Install via USB\" (Xiaomi/MIUI and some others need this).",
-    "INSTALL_FAILED_VERIFICATION_FAILURE": "Turn off Developer options → \"Verify apps over "
-    "USB\", or approve the install on the phone.",
+    '"Install via USB" (Xiaomi/MIUI and some others need this).',
+    "INSTALL_FAILED_VERIFICATION_FAILURE": 'Turn off Developer options → "Verify apps over '
+    'USB", or approve the install on the phone.',
     "INSTALL_FAILED_OLDER_SDK": "The relay needs Android 8.0 (API 26) or newer.",
     "INSTALL_FAILED_VERSION_DOWNGRADE": "The phone has a newer relay; uninstall it first.",
     "INSTALL_FAILED_TEST_ONLY": "The relay APK is marked test-only; rebuild it.",
@@ -68,7 +78,7 @@ INSTALL_FAILURE_HINTS: dict[str, str] = {
 PACKAGE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+$")
 
 
-class RelayStatus(str, Enum):
+class RelayStatus(StrEnum):
     MISSING = "missing"
     CURRENT = "current"  # the exact APK the inspector ships
     OLDER = "older"
@@ -85,7 +95,7 @@ class InstalledRelay(BaseModel):
     path: str | None = None
 
 
-class InstallResult(str, Enum):
+class InstallResult(StrEnum):
     ALREADY_CURRENT = "already_current"
     KEPT_NEWER = "kept_newer"
     INSTALLED = "installed"
@@ -122,7 +132,8 @@ def check_package_name(package: str) -> str:
     """Package names may come from providers (untrusted): accept only valid names."""
     if not PACKAGE_NAME.match(package) or len(package) > 255:
         raise DeviceError(
-            APP_CONTROL_FAILED, f"{bounded(package, 80)!r} is not an Android package name.",
+            APP_CONTROL_FAILED,
+            f"{bounded(package, 80)!r} is not an Android package name.",
             "Pick the package from the discovered list.",
         )
     return package
@@ -155,13 +166,18 @@ class RelayLifecycle:
         if version is None:
             return InstalledRelay(status=RelayStatus.MISSING)
         where = await self.devices.shell(serial, ["pm", "path", pkg])
-        paths = [ln[len("package:"):] for ln in where.output.splitlines()
-                 if ln.startswith("package:")]
+        paths = [
+            ln[len("package:") :] for ln in where.output.splitlines() if ln.startswith("package:")
+        ]
         digest = None
         if paths:
             dev = self.devices.device(serial)
-            data = await run_blocking(dev.sync.read_bytes, paths[0], timeout=INSTALL_TIMEOUT_S,
-                                      what="Reading the installed relay")
+            data = await run_blocking(
+                dev.sync.read_bytes,
+                paths[0],
+                timeout=INSTALL_TIMEOUT_S,
+                what="Reading the installed relay",
+            )
             digest = hashlib.sha256(data).hexdigest()
         shipped = self.shipped
         if digest == shipped.sha256:
@@ -173,7 +189,9 @@ class RelayLifecycle:
         else:
             status = RelayStatus.DIFFERENT_BUILD
         return InstalledRelay(
-            status=status, version_code=version, apk_sha256=digest,
+            status=status,
+            version_code=version,
+            apk_sha256=digest,
             path=paths[0] if paths else None,
         )
 
@@ -182,25 +200,39 @@ class RelayLifecycle:
         before = await self.check(serial)
         shipped = self.shipped
         if before.status is RelayStatus.CURRENT:
-            return InstallOutcome(result=InstallResult.ALREADY_CURRENT, before=before,
-                                  message=f"Relay {shipped.version_name} is installed.")
+            return InstallOutcome(
+                result=InstallResult.ALREADY_CURRENT,
+                before=before,
+                message=f"Relay {shipped.version_name} is installed.",
+            )
         if before.status is RelayStatus.NEWER:
             return InstallOutcome(
-                result=InstallResult.KEPT_NEWER, before=before,
+                result=InstallResult.KEPT_NEWER,
+                before=before,
                 message=f"The phone has a newer relay (versionCode {before.version_code}); "
                 "kept it.",
             )
         apk = shipped.read_apk()
         dev = self.devices.device(serial)
-        await run_blocking(dev.sync.push, apk, REMOTE_APK_PATH, 0o644,
-                           timeout=INSTALL_TIMEOUT_S, what="Copying the relay APK to the phone")
+        await run_blocking(
+            dev.sync.push,
+            apk,
+            REMOTE_APK_PATH,
+            0o644,
+            timeout=INSTALL_TIMEOUT_S,
+            what="Copying the relay APK to the phone",
+        )
         try:
             out = await self._pm_install(serial)
             if out == "Success":
-                result = (InstallResult.INSTALLED if before.status is RelayStatus.MISSING
-                          else InstallResult.UPGRADED)
-                return InstallOutcome(result=result, before=before,
-                                      message=f"Relay {shipped.version_name} installed.")
+                result = (
+                    InstallResult.INSTALLED
+                    if before.status is RelayStatus.MISSING
+                    else InstallResult.UPGRADED
+                )
+                return InstallOutcome(
+                    result=result, before=before, message=f"Relay {shipped.version_name} installed."
+                )
             code = _failure_code(out)
             if code != "INSTALL_FAILED_UPDATE_INCOMPATIBLE":
                 raise DeviceError(
@@ -210,7 +242,8 @@ class RelayLifecycle:
                 )
             if not confirm_uninstall:
                 return InstallOutcome(
-                    result=InstallResult.NEEDS_CONFIRMATION, before=before,
+                    result=InstallResult.NEEDS_CONFIRMATION,
+                    before=before,
                     message="The relay on the phone is signed with a different key, so "
                     "Android cannot upgrade it in place. Uninstalling it first removes that "
                     "relay and its data on the phone. Uninstall and install the shipped "
@@ -227,13 +260,15 @@ class RelayLifecycle:
             if out != "Success":
                 code = _failure_code(out)
                 raise DeviceError(
-                    INSTALL_FAILED, f"Installing the relay failed: {code} "
-                    f"({bounded(out, 200)}).",
+                    INSTALL_FAILED,
+                    f"Installing the relay failed: {code} ({bounded(out, 200)}).",
                     INSTALL_FAILURE_HINTS.get(code, "Check the phone's screen and retry."),
                 )
-            return InstallOutcome(result=InstallResult.REINSTALLED, before=before,
-                                  message="The old relay was uninstalled and the shipped "
-                                  "relay installed.")
+            return InstallOutcome(
+                result=InstallResult.REINSTALLED,
+                before=before,
+                message="The old relay was uninstalled and the shipped relay installed.",
+            )
         finally:
             await self.devices.shell(serial, ["rm", "-f", REMOTE_APK_PATH])
 
@@ -244,8 +279,10 @@ class RelayLifecycle:
         lines = [ln.strip() for ln in ret.output.splitlines() if ln.strip()]
         if "Success" in lines:
             return "Success"
-        return next((ln for ln in lines if "Failure" in ln or "INSTALL_" in ln),
-                    ret.output.strip() or f"exit code {ret.exit_code}")
+        return next(
+            (ln for ln in lines if "Failure" in ln or "INSTALL_" in ln),
+            ret.output.strip() or f"exit code {ret.exit_code}",
+        )
 
     async def grant(self, serial: str, sdk_int: int | None) -> list[str]:
         """Grant what adb can grant; returns readable warnings for what did not work."""
@@ -262,22 +299,26 @@ class RelayLifecycle:
             log.info("relay grant on %s: %s", serial, w)
         return warnings
 
-    async def start(self, serial: str) -> RelayLaunch:
-        """Start the relay service with a fresh abstract socket name and token."""
+    async def start(self, serial: str, *, headless: bool = False) -> RelayLaunch:
+        """Start the relay with a fresh abstract socket name and token."""
         pkg = self.shipped.package
         launch = RelayLaunch(
-            serial=serial, package=pkg,
+            serial=serial,
+            package=pkg,
             socket_name=f"cetp-relay-{secrets.token_hex(8)}",
-            token=secrets.token_urlsafe(32),
+            token=secrets.token_hex(24),  # hex: no shell quoting (docs/relay-apk.md)
         )
         ret = await self.devices.shell(
-            serial, relay_start_command(pkg, launch.socket_name, launch.token)
+            serial,
+            relay_start_command(pkg, launch.socket_name, launch.token, headless=headless),
+            secrets=[launch.token],
         )
         # Never echo the command line (it holds the token); the output does not.
         text = ret.output.replace(launch.token, "<token>")
         if ret.exit_code != 0 or "Error" in text or "Exception" in text:
             raise DeviceError(
-                RELAY_START_FAILED, f"The relay did not start: {bounded(text, 240)}",
+                RELAY_START_FAILED,
+                f"The relay did not start: {bounded(text, 240)}",
                 "Reinstall the relay from the inspector; on Android 14+ make sure the phone "
                 "is unlocked.",
             )
@@ -290,8 +331,11 @@ class RelayLifecycle:
         """`am force-stop`: kills the app's processes (restart-recovery checks)."""
         ret = await self.devices.shell(serial, ["am", "force-stop", check_package_name(package)])
         if ret.exit_code != 0:
-            raise DeviceError(APP_CONTROL_FAILED, f"force-stop {package} failed: "
-                              f"{bounded(ret.output, 200)}", "Is the package installed?")
+            raise DeviceError(
+                APP_CONTROL_FAILED,
+                f"force-stop {package} failed: {bounded(ret.output, 200)}",
+                "Is the package installed?",
+            )
 
     async def restart(self, serial: str, package: str) -> str:
         """Force-stop the app, then start its launcher activity; returns the component."""
@@ -299,16 +343,22 @@ class RelayLifecycle:
         resolved = await self.devices.shell(
             serial, ["cmd", "package", "resolve-activity", "--brief", package]
         )
-        comps = [ln.strip() for ln in resolved.output.splitlines()
-                 if ln.strip().startswith(package + "/")]
+        comps = [
+            ln.strip()
+            for ln in resolved.output.splitlines()
+            if ln.strip().startswith(package + "/")
+        ]
         if not comps:
             raise DeviceError(
-                APP_CONTROL_FAILED, f"{package} has no launcher activity to restart it with.",
-                "It was stopped; Android restarts a provider when it is next called (use "
-                "wake).",
+                APP_CONTROL_FAILED,
+                f"{package} has no launcher activity to restart it with.",
+                "It was stopped; Android restarts a provider when it is next called (use wake).",
             )
         ret = await self.devices.shell(serial, ["am", "start", "-n", comps[-1]])
         if ret.exit_code != 0 or "Error" in ret.output:
-            raise DeviceError(APP_CONTROL_FAILED, f"Starting {comps[-1]} failed: "
-                              f"{bounded(ret.output, 200)}", "Unlock the phone and retry.")
+            raise DeviceError(
+                APP_CONTROL_FAILED,
+                f"Starting {comps[-1]} failed: {bounded(ret.output, 200)}",
+                "Unlock the phone and retry.",
+            )
         return comps[-1]

@@ -93,7 +93,8 @@ def load_shipped_relay(folder: Path | None = None) -> ShippedRelay:
         ) from None
     if not relay.apk_path.is_file():
         raise DeviceError(
-            RELAY_NOT_SHIPPED, f"relay.json names {relay.apk_path.name}, which is missing.",
+            RELAY_NOT_SHIPPED,
+            f"relay.json names {relay.apk_path.name}, which is missing.",
             "Rebuild the relay with `relay_apk/build.sh --install-into-resources`.",
         )
     return relay

@@ -38,8 +38,7 @@ RELAY_ERROR_HINTS: dict[str, str] = {
     AUTH_FAILED: "The session token was refused; restart the relay from the inspector.",
     UNKNOWN_OP: "This relay does not offer that operation; update the relay.",
     BAD_ARGS: "The request was malformed; this is an inspector bug, please report it.",
-    NOT_FOUND: "The package, authority, component or handle does not exist on the device; "
-    "rescan.",
+    NOT_FOUND: "The package, authority, component or handle does not exist on the device; rescan.",
     SECURITY: "Android refused the call (SecurityException): check the provider's "
     "permission and exported flag.",
     TIMEOUT: "The device did not answer in time; the provider may still be working. "
@@ -160,7 +159,9 @@ class RelayApi(Protocol):
 
     async def close_handle(self, handle: str) -> bool: ...
 
-    async def launch_pending_intent(self, handle: str, timeout_ms: int = 120_000) -> ActivityResult: ...
+    async def launch_pending_intent(
+        self, handle: str, timeout_ms: int = 120_000
+    ) -> ActivityResult: ...
 
     async def bind_transact(
         self,
@@ -178,7 +179,9 @@ class RelayApi(Protocol):
 
     async def start_activity(self, package: str, action: str, extras: Bundle) -> ActivityStart: ...
 
-    async def read_resource(self, package: str, resource_id: int, max_bytes: int) -> ResourceData: ...
+    async def read_resource(
+        self, package: str, resource_id: int, max_bytes: int
+    ) -> ResourceData: ...
 
     async def wake_provider(self, authority: str, package: str, mode: str) -> WakeResult: ...
 
@@ -225,11 +228,14 @@ class RelayBackend(Protocol):
 
     The core owns framing, hello/auth, request ids, cancellation, streaming and events;
     the backend answers whitelisted ops. `handle` returns a result Bundle, or a FileStream
-    for `read_file`, or raises RelayError.
+    for `read_file`, or raises RelayError. Optional: a `connection_opened(conn)` method is
+    called after a successful hello (so events can reach a connection before its first call).
     """
 
     def hello_info(self, client: str) -> HelloInfo: ...
 
-    async def handle(self, op: str, args: Bundle, conn: ServerConnection) -> Bundle | FileStream: ...
+    async def handle(
+        self, op: str, args: Bundle, conn: ServerConnection
+    ) -> Bundle | FileStream: ...
 
     def connection_closed(self, conn: ServerConnection) -> None: ...

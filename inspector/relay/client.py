@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +41,7 @@ from inspector.relay.api import (
     WakeResult,
 )
 from inspector.relay.codec import CodecError, decode_bundle, encode_value
+from inspector.relay.frame_protocol import FrameProtocol, TransportWriter
 from inspector.relay.frames import Frame, FrameType, read_frame, write_frame
 from inspector.relay.hello import hello_args, parse_hello_result
 from inspector.tasks import Spawner
@@ -98,8 +100,8 @@ class RelayClient:
 
     def __init__(
         self,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
+        reader: asyncio.StreamReader | FrameProtocol,
+        writer: asyncio.StreamWriter | TransportWriter,
         *,
         on_frame: FrameHook | None = None,
         spawner: Spawner | None = None,
@@ -122,8 +124,8 @@ class RelayClient:
     @classmethod
     async def connect(
         cls,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
+        reader: asyncio.StreamReader | FrameProtocol,
+        writer: asyncio.StreamWriter | TransportWriter,
         token: str,
         *,
         client_name: str = CLIENT_NAME,
@@ -146,21 +148,30 @@ class RelayClient:
 
     @classmethod
     async def open_unix(cls, path: str, token: str, **kwargs: Any) -> RelayClient:
+        loop = asyncio.get_running_loop()
         try:
-            reader, writer = await asyncio.open_unix_connection(path, limit=STREAM_LIMIT)
+            transport, proto = await loop.create_unix_connection(FrameProtocol, path)
         except OSError as exc:
             raise RelayError(DISCONNECTED, f"cannot connect to the relay at {path}: {exc}") from exc
-        return await cls.connect(reader, writer, token, **kwargs)
+        return await cls.connect(proto, TransportWriter(transport, proto), token, **kwargs)
+
+    @classmethod
+    async def open_socket(cls, sock: socket.socket, token: str, **kwargs: Any) -> RelayClient:
+        """Connect over an already connected stream socket (socketpair, adb forward …)."""
+        loop = asyncio.get_running_loop()
+        transport, proto = await loop.create_connection(FrameProtocol, sock=sock)
+        return await cls.connect(proto, TransportWriter(transport, proto), token, **kwargs)
 
     @classmethod
     async def open_tcp(cls, host: str, port: int, token: str, **kwargs: Any) -> RelayClient:
+        loop = asyncio.get_running_loop()
         try:
-            reader, writer = await asyncio.open_connection(host, port, limit=STREAM_LIMIT)
+            transport, proto = await loop.create_connection(FrameProtocol, host, port)
         except OSError as exc:
             raise RelayError(
                 DISCONNECTED, f"cannot connect to the relay at {host}:{port}: {exc}"
             ) from exc
-        return await cls.connect(reader, writer, token, **kwargs)
+        return await cls.connect(proto, TransportWriter(transport, proto), token, **kwargs)
 
     def _start(self) -> None:
         self._reader_task = self._spawner.spawn(self._read_loop(), "relay-client-reader")
@@ -238,9 +249,13 @@ class RelayClient:
 
     async def _read_loop(self) -> None:
         error = RelayError(DISCONNECTED, "the relay closed the connection")
+        reader = self._reader
         try:
             while True:
-                frame = await read_frame(self._reader)
+                if isinstance(reader, FrameProtocol):
+                    frame = await reader.read_frame()
+                else:
+                    frame = await read_frame(reader)
                 if frame is None:
                     break
                 await self._dispatch(frame)
@@ -262,7 +277,8 @@ class RelayClient:
             self._hook("in", ftype, rid, None, len(frame.payload))
             entry = self._pending.get(rid)
             if isinstance(entry, _Stream) and not entry.closed:
-                await entry.queue.put(frame.payload)
+                data = frame.payload
+                await entry.queue.put(data if isinstance(data, bytes) else bytes(data))
             elif entry is not None:
                 self._fail_one(
                     rid, RelayError(BAD_FRAME, "CHUNK for a request that is not a stream")

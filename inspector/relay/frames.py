@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 
 from inspector.protocol.bundle import Value
-from inspector.relay.api import BAD_FRAME, RelayError
+from inspector.relay.api import BAD_FRAME, TOO_LARGE, RelayError
 from inspector.relay.codec import encode_value
 
 MAGIC = b"CETR"
@@ -141,7 +141,9 @@ def write_frame(
     """
     n = len(payload)
     if n > MAX_FRAME_PAYLOAD:
-        raise RelayError(BAD_FRAME, f"refusing to send a {n}-byte frame (max {MAX_FRAME_PAYLOAD})")
+        raise RelayError(
+            TOO_LARGE, f"a {n}-byte payload exceeds the {MAX_FRAME_PAYLOAD}-byte frame maximum"
+        )
     # Two writes, not writelines: on Python 3.11 writelines joins (copies) the buffers.
     writer.write(pack_header(ftype, request_id, n))
     if n:

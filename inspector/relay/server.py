@@ -22,7 +22,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inspector.protocol.bundle import Bundle, Int, Long
 from inspector.relay.api import (
@@ -55,6 +55,9 @@ from inspector.relay.hello import (
     unsupported_version_details,
 )
 from inspector.tasks import Spawner
+
+if TYPE_CHECKING:
+    from inspector.relay.client import RelayClient
 
 log = logging.getLogger(__name__)
 
@@ -226,6 +229,12 @@ class _Connection:
         self._events = args.get("events") is True
         self._authenticated = True
         await self._send(FrameType.RESPONSE, rid, encode_value(result))
+        opened = getattr(self._backend, "connection_opened", None)  # optional hook
+        if opened is not None:
+            try:
+                opened(self)
+            except Exception:
+                log.exception("relay backend connection_opened failed")
         return True
 
     async def _loop(self) -> None:
@@ -283,7 +292,8 @@ class _Connection:
                 if op == "ping":
                     result: Any = Bundle(time_ms=Long(int(time.time() * 1000)))
                 else:
-                    result = await asyncio.wait_for(self._backend.handle(op, args, self), timeout)
+                    async with asyncio.timeout(timeout):  # no extra task, unlike wait_for
+                        result = await self._backend.handle(op, args, self)
                 if isinstance(result, Bundle):
                     await self._send(FrameType.RESPONSE, rid, encode_value(result))
                 elif op == "read_file" and hasattr(result, "__aiter__"):
@@ -354,10 +364,11 @@ class _Connection:
     async def _teardown(self) -> None:
         self._closed = True
         await self._spawner.cancel_all()
-        try:
-            self._backend.connection_closed(self)
-        except Exception:
-            log.exception("relay backend connection_closed failed")
+        if self._authenticated:
+            try:
+                self._backend.connection_closed(self)
+            except Exception:
+                log.exception("relay backend connection_closed failed")
         self._server._connections.discard(self)
         with contextlib.suppress(Exception):
             self._writer.close()
@@ -426,7 +437,7 @@ async def connect_in_process(
     *,
     spawner: Spawner | None = None,
     **client_kwargs: Any,
-) -> Any:
+) -> RelayClient:
     """A `RelayClient` connected to a new `RelayServer(backend)` over a real socketpair.
 
     Used by tests and the embedded virtual device: the full protocol runs (framing, codec,
@@ -441,11 +452,10 @@ async def connect_in_process(
     sreader, swriter = await asyncio.open_connection(sock=a, limit=STREAM_LIMIT)
     owner = spawner or _in_process_spawner
     owner.spawn(server.serve_connection(sreader, swriter), "relay-in-process-server")
-    creader, cwriter = await asyncio.open_connection(sock=b, limit=STREAM_LIMIT)
     try:
-        return await RelayClient.connect(creader, cwriter, token, **client_kwargs)
+        return await RelayClient.open_socket(b, token, **client_kwargs)
     except BaseException:
-        cwriter.close()
+        b.close()
         raise
 
 

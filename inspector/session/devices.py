@@ -10,7 +10,6 @@ server, which the virtual-only paths must never require).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
-from inspector.relay.api import RelayApi, RelayError
+from inspector.relay.api import RelayApi
 from inspector.session.errors import ExitCode, InspectorError
 
 log = logging.getLogger(__name__)
@@ -80,12 +79,9 @@ async def connect_socket(spec: str, token: str, *, events: bool = True) -> Relay
     from inspector.relay.client import RelayClient
 
     kind, where, port = parse_socket_spec(spec)
-    try:
-        if kind == "unix":
-            return await RelayClient.open_unix(where, token, events=events)
-        return await RelayClient.open_tcp(where, port, token, events=events)
-    except OSError as exc:
-        raise RelayError("DISCONNECTED", f"cannot connect to {spec}: {exc.strerror or exc}") from exc
+    if kind == "unix":
+        return await RelayClient.open_unix(where, token, events=events)
+    return await RelayClient.open_tcp(where, port, token, events=events)
 
 
 class VirtualDeviceHost:
@@ -93,43 +89,78 @@ class VirtualDeviceHost:
 
     def __init__(self, config: VirtualConfig) -> None:
         self.config = config
-        self.device: Any = None  # inspector.virtual's device object
-        self._tmp: Any = None
+        self.device: Any = None  # inspector.virtual.device.VirtualDevice
 
-    def _ensure_device(self) -> Any:
+    def ensure_device(self) -> Any:
+        """The in-process `VirtualDevice` (bad plugins are a usage error)."""
         if self.device is None:
-            from inspector.virtual import create_virtual_device  # type: ignore[attr-defined]
+            from inspector.virtual.device import VirtualDevice
+            from inspector.virtual.plugins import PluginError
 
-            state_dir = self.config.state_dir
-            if state_dir is None:
-                import tempfile
-
-                self._tmp = tempfile.TemporaryDirectory(prefix="cetp-virtual-")
-                state_dir = self._tmp.name
-            self.device = create_virtual_device(
-                state_dir=Path(state_dir), plugins=[Path(p) for p in self.config.plugins]
-            )
+            try:
+                self.device = VirtualDevice(
+                    Path(self.config.state_dir) if self.config.state_dir else None,
+                    plugins=[Path(p) for p in self.config.plugins],
+                )
+            except PluginError as exc:
+                raise InspectorError(
+                    "BAD_PLUGIN", str(exc),
+                    hint="check the file against docs/virtual-device.md",
+                    exit_code=ExitCode.USAGE,
+                ) from exc
         return self.device
 
     async def connect(self) -> RelayApi:
         if self.config.relay_socket:
             return await connect_socket(self.config.relay_socket, self.config.token or "")
-        from inspector.virtual import connect_in_process  # type: ignore[attr-defined]
+        from inspector.virtual.inprocess import connect_virtual_device
 
-        return await connect_in_process(self._ensure_device())
+        return await connect_virtual_device(self.ensure_device())
 
     async def close(self) -> None:
         if self.device is not None:
-            closer = getattr(self.device, "close", None)
-            if closer is not None:
-                result = closer()
-                if asyncio.iscoroutine(result):
-                    await result
-            self.device = None
-        if self._tmp is not None:
-            with contextlib.suppress(OSError):
-                self._tmp.cleanup()
-            self._tmp = None
+            device, self.device = self.device, None
+            await device.aclose()
+
+
+class AdbLayerSource:
+    """`AdbSource` over `inspector.device.layer.AdbDeviceLayer` (created on first use)."""
+
+    def __init__(self, layer: Any = None, *, start_server: bool = False) -> None:
+        self._layer = layer
+        self.start_server = start_server
+
+    @property
+    def layer(self) -> Any:
+        if self._layer is None:
+            from inspector.device.layer import AdbDeviceLayer
+
+            self._layer = AdbDeviceLayer()
+        return self._layer
+
+    async def list_devices(self) -> list[DeviceInfo]:
+        devices = self.layer.devices
+        if not devices.endpoint.is_running():
+            if not self.start_server:
+                raise RuntimeError("the adb server is not running")
+            await devices.start_server()
+        return [
+            DeviceInfo(
+                serial=d.serial, kind="adb", state=str(d.state.value), model=d.title,
+                sdk=d.sdk_int, release=d.release or "", abi=d.abi or "", message=d.hint,
+                usable=d.usable,
+            )
+            for d in await devices.list_devices()
+        ]
+
+    async def connect_relay(self, serial: str) -> RelayApi:
+        from inspector.device.errors import DeviceError
+
+        try:
+            return await self.layer.reconnect_relay(serial)
+        except DeviceError as exc:
+            raise InspectorError(exc.code, exc.message, hint=exc.hint,
+                                 exit_code=ExitCode.DEVICE) from exc
 
 
 class DeviceManager:
@@ -150,13 +181,7 @@ class DeviceManager:
 
     def _adb_source(self) -> AdbSource | None:
         if self._adb is None and self._use_adb:
-            try:
-                from inspector.device import adb_source  # type: ignore[attr-defined]
-
-                self._adb = adb_source()
-            except Exception as exc:  # no adb layer / no adb binary: virtual only
-                self.adb_error = f"adb unavailable: {exc}"
-                self._use_adb = False
+            self._adb = AdbLayerSource()
         return self._adb
 
     def virtual_info(self) -> DeviceInfo:

@@ -81,9 +81,9 @@ class RelayLink:
             self._set_state(LinkState.CONNECTING)
             try:
                 client = await self._connector()
-            except RelayError as exc:
-                self.last_error = exc.message
-                self._set_state(LinkState.DISCONNECTED, exc.message)
+            except Exception as exc:
+                self.last_error = getattr(exc, "message", None) or str(exc)
+                self._set_state(LinkState.DISCONNECTED, self.last_error)
                 raise
             for handler in self._event_handlers:
                 client.add_event_handler(handler)
@@ -149,13 +149,18 @@ class RelayLink:
         self, handle: str, max_bytes: int, chunk_size: int | None = None
     ) -> AsyncIterator[bytes | StreamEnd]:
         client = await self.ensure()
+        inner = client.read_file(handle, max_bytes, chunk_size)
         try:
-            async for item in client.read_file(handle, max_bytes, chunk_size):
+            async for item in inner:
                 yield item
         except RelayError as exc:
             if exc.code == DISCONNECTED and self._client is client:
                 await self._drop(exc.message)
             raise
+        finally:
+            closer = getattr(inner, "aclose", None)
+            if closer is not None:  # stopping early must CANCEL the stream on the relay
+                await closer()
 
     async def close_handle(self, handle: str) -> bool:
         return bool(await self._call("close_handle", handle))

@@ -16,25 +16,44 @@ def annotation_badges(a: Annotations | None) -> list[Badge]:
     if a is None:
         return [("no annotations", "badge-warn", "v1 tool: no annotations; treat as unknown risk")]
     out: list[Badge] = []
-    eff_role = "badge-ok" if a.effect == Effect.READ else (
-        "badge-danger" if a.effect in (Effect.DELETE, Effect.TRANSACTION) else "badge-warn")
+    eff_role = (
+        "badge-ok"
+        if a.effect == Effect.READ
+        else ("badge-danger" if a.effect in (Effect.DELETE, Effect.TRANSACTION) else "badge-warn")
+    )
     out.append((f"effect: {a.effect.value}", eff_role, "Primary effect on persistent state"))
     risk_role = {Risk.LOW: "badge-ok", Risk.MODERATE: "badge-warn", Risk.HIGH: "badge-danger"}
     out.append((f"risk: {a.risk.value}", risk_role[a.risk], "Impact of accidental invocation"))
     if a.destructive:
         out.append(("destructive", "badge-danger", "Irreversible data or asset loss is possible"))
-    out.append(("idempotent" if a.idempotent else "not idempotent", "badge",
-                "Whether repeating an equivalent call has the same effect"))
+    out.append(
+        (
+            "idempotent" if a.idempotent else "not idempotent",
+            "badge",
+            "Whether repeating an equivalent call has the same effect",
+        )
+    )
     if a.open_world:
         out.append(("open world", "badge-warn", "Reads or affects systems outside the provider"))
     conf_role = "badge-warn" if a.confirmation == Confirmation.ALWAYS else "badge"
     out.append((f"confirm: {a.confirmation.value}", conf_role, "Provider-side confirmation policy"))
-    out.append(("sync or async" if a.execution == Execution.SYNC_OR_ASYNC else "sync", "badge",
-                "May return a background operation" if a.execution == Execution.SYNC_OR_ASYNC
-                else "Always answers synchronously"))
+    out.append(
+        (
+            "sync or async" if a.execution == Execution.SYNC_OR_ASYNC else "sync",
+            "badge",
+            "May return a background operation"
+            if a.execution == Execution.SYNC_OR_ASYNC
+            else "Always answers synchronously",
+        )
+    )
     if a.defaulted:
-        out.append(("defaults: " + ", ".join(sorted(a.defaulted)), "badge",
-                    "These annotations were absent; their spec defaults are shown"))
+        out.append(
+            (
+                "defaults: " + ", ".join(sorted(a.defaulted)),
+                "badge",
+                "These annotations were absent; their spec defaults are shown",
+            )
+        )
     return out
 
 

@@ -120,7 +120,7 @@ class CallComposer(QWidget):
 
         self.issues = QListWidget()
         self.issues.setObjectName("composerIssues")
-        self.issues.setMaximumHeight(110)
+        self.issues.setMaximumHeight(72)
         lay.addWidget(self.issues, 1)
 
         controls = QHBoxLayout()
@@ -132,7 +132,7 @@ class CallComposer(QWidget):
         self.request_id = QLineEdit(new_request_id())
         self.request_id.setObjectName("requestId")
         self.request_id.setReadOnly(True)
-        self.request_id.setMinimumWidth(290)
+        self.request_id.setMinimumWidth(250)
         self.request_id.setToolTip(REQUEST_ID_RULE)
         controls.addWidget(self.request_id)
         self.id_mode = QComboBox()
@@ -142,7 +142,8 @@ class CallComposer(QWidget):
         self.new_id = QPushButton("New id")
         self.new_id.setToolTip("Start a new logical execution")
         controls.addWidget(self.new_id)
-        rule = QLabel("ⓘ")
+        rule = QLabel("Why?")
+        rule.setProperty("role", "hint")
         rule.setToolTip(REQUEST_ID_RULE)
         controls.addWidget(rule)
         controls.addSpacing(12)
@@ -151,8 +152,9 @@ class CallComposer(QWidget):
         self.deadline.setRange(1, 3600)
         self.deadline.setValue(30)
         self.deadline.setSuffix(" s")
-        self.deadline.setToolTip("deadline_at_ms = now + this; the provider checks it before "
-                                 "starting a side effect")
+        self.deadline.setToolTip(
+            "deadline_at_ms = now + this; the provider checks it before starting a side effect"
+        )
         controls.addWidget(self.deadline)
         controls.addStretch(1)
         self.send = QPushButton(theme.icon("send", "#ffffff"), "Send  (Ctrl+Enter)")
@@ -195,8 +197,10 @@ class CallComposer(QWidget):
             self.description.setText("")
             self.send.setEnabled(False)
             return
-        self.title.setText(bound(target.title or target.name, 100) + (
-            f"  ({bound(target.name, 64)})" if target.title else ""))
+        self.title.setText(
+            bound(target.title or target.name, 100)
+            + (f"  ({bound(target.name, 64)})" if target.title else "")
+        )
         self.description.setText(bound(target.description, PARAGRAPH_LIMIT, single_line=False))
         self.badges.set_badges(annotation_badges(target.annotations))
         self.bridge.clear()
@@ -265,22 +269,39 @@ class CallComposer(QWidget):
         self.verdict = v
         self.issues.clear()
         for issue in v.issues:
-            item = QListWidgetItem(theme.icon("error"), f"{issue.pointer or '(document)'} — "
-                                   f"{bound(issue.message, 300)}")
+            item = QListWidgetItem(
+                theme.icon("error"),
+                f"{issue.pointer or '(document)'} — {bound(issue.message, 300)}",
+            )
             item.setData(Qt.ItemDataRole.UserRole, issue.pointer)
             self.issues.addItem(item)
         if not v.issues:
-            self.issues.addItem(QListWidgetItem(theme.icon("ok"), "Arguments match the input "
-                                                "schema."))
+            self.issues.addItem(
+                QListWidgetItem(theme.icon("ok"), "Arguments match the input schema.")
+            )
         limit = self.target.max_request_bytes if self.target else None
-        self.size.setText(f"{human_bytes(v.size_bytes)}" + (
-            f" / {human_bytes(limit)} max_request_bytes" if limit else ""))
+        self.size.setText(
+            f"{human_bytes(v.size_bytes)}"
+            + (f" / {human_bytes(limit)} max_request_bytes" if limit else "")
+        )
         self.size.setProperty("role", "error" if limit and v.size_bytes > limit else "muted")
         self.size.style().polish(self.size)
-        self.send.setEnabled(self.target is not None and v.parsed and not any(
-            i.kind == "size" for i in v.issues))
+        self._mark_fields(v.issues)
+        self.send.setEnabled(
+            self.target is not None and v.parsed and not any(i.kind == "size" for i in v.issues)
+        )
         self._update_retry_note()
         self.validated.emit(v)
+
+    def _mark_fields(self, issues: list[Issue]) -> None:
+        """Red border on the form fields an issue points at."""
+        bad = {i.pointer.strip("/").replace("/", ".") for i in issues if i.pointer}
+        for path, editor in self.form.editors():
+            flag = path in bad
+            if bool(editor.property("invalid")) != flag:
+                editor.setProperty("invalid", flag)
+                editor.style().unpolish(editor)
+                editor.style().polish(editor)
 
     def issue_list(self) -> list[Issue]:
         return list(self.verdict.issues) if self.verdict else []
@@ -309,12 +330,16 @@ class CallComposer(QWidget):
 
     def _update_retry_note(self) -> None:
         if self.reuse and self._sent_args is not None and self._sent_args != self._canonical():
-            self.retry_note.setText("The arguments changed since this request_id was sent: a "
-                                    "retry with the same id and different arguments is "
-                                    "INVALID_REQUEST. Use “New id” for a new execution.")
+            self.retry_note.setText(
+                "The arguments changed since this request_id was sent: a "
+                "retry with the same id and different arguments is "
+                "INVALID_REQUEST. Use “New id” for a new execution."
+            )
         elif self.reuse:
-            self.retry_note.setText("Retry mode: the next send reuses this request_id, so the "
-                                    "provider deduplicates it instead of acting twice.")
+            self.retry_note.setText(
+                "Retry mode: the next send reuses this request_id, so the "
+                "provider deduplicates it instead of acting twice."
+            )
         else:
             self.retry_note.setText("")
 
@@ -326,8 +351,9 @@ class CallComposer(QWidget):
 
     # -- sending --------------------------------------------------------------------------
     def _ask_user(self, title: str, text: str) -> bool:
-        box = QMessageBox(QMessageBox.Icon.Warning, title, text,
-                          QMessageBox.StandardButton.Cancel, self)
+        box = QMessageBox(
+            QMessageBox.Icon.Warning, title, text, QMessageBox.StandardButton.Cancel, self
+        )
         box.setTextFormat(Qt.TextFormat.PlainText)
         go = box.addButton("Send anyway", QMessageBox.ButtonRole.AcceptRole)
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)
@@ -341,8 +367,11 @@ class CallComposer(QWidget):
         a = self.target.annotations
         if is_dangerous(a):
             assert a is not None
-            why = ", ".join(t for t, _r, _tip in annotation_badges(a)
-                            if t.startswith(("effect", "risk", "destructive")))
+            why = ", ".join(
+                t
+                for t, _r, _tip in annotation_badges(a)
+                if t.startswith(("effect", "risk", "destructive"))
+            )
             if not self.confirm(
                 "Send a risky call?",
                 f"“{bound(self.target.name, 64)}” is declared {why}.\n\nIt may change or "

@@ -30,6 +30,7 @@ _LIGHT = {
     "keyword": "#8250df",
     "punct": "#57606a",
     "error": "#cf222e",
+    "comment": "#6e7781",
 }
 _DARK = {
     "key": "#79c0ff",
@@ -38,6 +39,7 @@ _DARK = {
     "keyword": "#d2a8ff",
     "punct": "#8b949e",
     "error": "#f85149",
+    "comment": "#8b949e",
 }
 
 
@@ -54,6 +56,8 @@ def _style_key(tok: _TokenType) -> str | None:
         return "punct"
     if tok in Token.Error:
         return "error"
+    if tok in Token.Comment:
+        return "comment"
     return None
 
 

@@ -620,6 +620,27 @@ class SchemaForm(QScrollArea):
         finally:
             self.root.blockSignals(False)
 
+    def editors(self) -> list[tuple[str, QWidget]]:
+        """(dotted path, line edit) of every text-like leaf field, for error marks."""
+        out: list[tuple[str, QWidget]] = []
+
+        def walk(node: Any, prefix: str) -> None:
+            if isinstance(node, NullableField):
+                node = node.inner
+            if isinstance(node, ObjectField):
+                for name, f in node.fields.items():
+                    walk(f, f"{prefix}.{name}" if prefix else name)
+            elif isinstance(node, ArrayField):
+                for i, f in enumerate(node.items):
+                    walk(f, f"{prefix}.{i}" if prefix else str(i))
+            elif hasattr(node, "edit"):
+                out.append((prefix, node.edit))
+            elif hasattr(node, "combo"):
+                out.append((prefix, node.combo))
+
+        walk(self.root, "")
+        return out
+
     def field(self, path: str) -> SchemaField | None:
         """The field at a dotted path (`"address.city"`), for tests and focus jumps."""
         node: Any = self.root

@@ -233,7 +233,8 @@ class TrafficModel(QAbstractTableModel):
     def flush(self) -> None:
         """Insert every queued exchange with one beginInsertRows."""
         items, self._pending.items = self._pending.items, []
-        items = [e for e in items if e.id not in self._pos]
+        seen: set[str] = set()
+        items = [e for e in items if e.id not in self._pos and not (e.id in seen or seen.add(e.id))]
         if not items:
             return
         base = len(self._all)
@@ -262,7 +263,7 @@ class TrafficModel(QAbstractTableModel):
         """An exchange changed (finished, got findings): update its haystack and repaint."""
         i = self._pos.get(exchange.id)
         if i is None:
-            self.add(exchange)
+            self.add(exchange)  # still queued (or new): the flush shows its latest state
             return
         self._all[i] = exchange
         self._hay[i] = haystack(exchange)

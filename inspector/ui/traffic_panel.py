@@ -34,22 +34,22 @@ def describe(ex: Exchange) -> str:
     """The detail pane's text for one exchange (plain text, bounded)."""
     dur = ex.duration_ms
     head = [
-        f"# {ex.kind.value} {bound(ex.method, 80)} → {bound(ex.target, 120)}",
-        f"# status: {ex.status.value}"
+        f"// {ex.kind.value} {bound(ex.method, 80)} → {bound(ex.target, 120)}",
+        f"// status: {ex.status.value}"
         + (f"  error: {bound(ex.error_code, 60)}" if ex.error_code else ""),
-        f"# device: {bound(ex.device, 60)}  package: {bound(ex.package, 120)}",
-        f"# request_id: {bound(ex.request_id or '—', 80)}  attempt: {ex.attempt}"
+        f"// device: {bound(ex.device, 60)}  package: {bound(ex.package, 120)}",
+        f"// request_id: {bound(ex.request_id or '—', 80)}  attempt: {ex.attempt}"
         + (f"  parent: {ex.parent_id}" if ex.parent_id else ""),
-        f"# duration: {'pending' if dur is None else f'{dur:,.1f} ms'}  sent: "
+        f"// duration: {'pending' if dur is None else f'{dur:,.1f} ms'}  sent: "
         f"{human_bytes(ex.request_bytes)}  received: {human_bytes(ex.response_bytes)}",
     ]
     if ex.error_message:
-        head.append(f"# error_message: {bound(ex.error_message, 600)}")
+        head.append(f"// error_message: {bound(ex.error_message, 600)}")
     for f in ex.findings:
         mark = "ok " if f.ok else "FAIL"
-        head.append(f"# [{mark}] {f.level} {f.section} {f.rule_id}: {bound(f.message, 300)}")
+        head.append(f"// [{mark}] {f.level} {f.section} {f.rule_id}: {bound(f.message, 300)}")
     for n in ex.notes:
-        head.append(f"# note: {bound(n, 300)}")
+        head.append(f"// note: {bound(n, 300)}")
     body = [
         "\n// ── request (typed Bundle) ──",
         pretty_json(ex.request, 500_000),
@@ -136,7 +136,7 @@ class TrafficPanel(QWidget):
     def _autoscroll(self, *_: object) -> None:
         bar = self.table.verticalScrollBar()
         if self._follow and bar.value() >= bar.maximum() - 2:
-            QTimer.singleShot(0, self.table.scrollToBottom)
+            QTimer.singleShot(0, self.table, self.table.scrollToBottom)
 
     def _selection(self, selected: QItemSelection, _deselected: QItemSelection) -> None:
         rows = self.table.selectionModel().selectedRows()

@@ -144,11 +144,13 @@ class VirtualApp:
         self._tasks: set[asyncio.Task[Any]] = set()
         self.process_running = False
         self.process_starts = 0
+        self._manifest: PackageManifest | None = None
 
-    # --- lifecycle -----------------------------------------------------------------------
+    # --- lifecycle ------------------------------------------------------------------------------
     def attach(self, device: VirtualDevice, uid: int, state_dir: Path) -> None:
         self.device = device
         self.uid = uid
+        self._manifest = None
         self.state_dir = state_dir
         state_dir.mkdir(parents=True, exist_ok=True)
         self.on_install()
@@ -166,10 +168,13 @@ class VirtualApp:
     def on_process_start(self) -> None:
         """Rebuild in-memory state, resume durable work (a fresh process)."""
 
-    def kill_process(self) -> None:
-        """Drop every in-memory thing: tasks die, tokens vanish; the state dir survives."""
+    def kill_process(self, spare: asyncio.Task[Any] | None = None) -> None:
+        """Drop every in-memory thing: tasks die, tokens vanish; the state dir survives.
+
+        `spare` is the task doing the killing (it ends by raising `ProcessKilled`)."""
         for t in list(self._tasks):
-            t.cancel()
+            if t is not spare:
+                t.cancel()
         self._tasks.clear()
         self.process_running = False
         self.on_process_death()
@@ -189,7 +194,14 @@ class VirtualApp:
         task.add_done_callback(self._tasks.discard)
         return task
 
-    # --- declarations --------------------------------------------------------------------
+    # --- declarations ---------------------------------------------------------------------------
+    @property
+    def manifest(self) -> PackageManifest:
+        """The installed manifest (built once; a new install rebuilds it)."""
+        if self._manifest is None:
+            self._manifest = self.build_manifest()
+        return self._manifest
+
     def build_manifest(self) -> PackageManifest:
         return PackageManifest(package=self.package, label=self.label, uid=self.uid)
 
@@ -197,7 +209,7 @@ class VirtualApp:
         """`res/raw` resources by id: (name, bytes)."""
         return {}
 
-    # --- IPC entry points (default: the component does not exist) -------------------------
+    # --- IPC entry points (default: the component does not exist) -------------------------------
     async def call(
         self, ctx: CallContext, authority: str, method: str, arg: str | None, extras: Bundle | None
     ) -> Bundle | None:

@@ -19,11 +19,12 @@ import json
 import secrets
 import sqlite3
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import jsonschema
+import referencing.exceptions
 from pydantic import BaseModel, ConfigDict, Field
 
 from inspector.protocol.bundle import Bundle, Int, IntArray, Long
@@ -179,23 +180,33 @@ class Operation:
         if row is not None and row["cancel_requested"]:
             raise OperationCancelled
 
-    def commit(self, mutate: Callable[[sqlite3.Connection], Any]) -> Any:
-        """Run the business mutation and mark the operation succeeded, atomically.
+    def commit(self, mutate: Callable[[sqlite3.Connection], Any], *, final: bool = True) -> Any:
+        """Run the business mutation and store the result, atomically: the commit point.
 
-        After this point a cancel answers CONFLICT (the effect is committed)."""
+        From here on a cancel answers CONFLICT. With `final=False` the operation stays
+        `running` (post-commit work such as notifications) and is marked succeeded when the
+        tool code returns — or, after a restart, without re-running anything."""
         self.checkpoint()
         with self.provider.store.tx() as db:
             result = mutate(db)
             self.provider.validate_output(self.provider.spec(self.tool), result)
             envelope = {"kind": "inline", "value": result}
             db.execute(
-                "UPDATE operations SET state='succeeded', committed=1, result_json=?,"
+                "UPDATE operations SET state=?, committed=1, result_json=?,"
                 " updated_ms=? WHERE operation_id=?",
-                (dumps(envelope), now_ms(), self.operation_id),
+                ("succeeded" if final else "running", dumps(envelope), now_ms(), self.operation_id),
             )
             self.provider.record_execution(db, self.uid, self.request_id, self.tool)
         self._committed = True
         return result
+
+    def succeed(self) -> None:
+        self.provider.store.run(
+            "UPDATE operations SET state='succeeded', updated_ms=? WHERE operation_id=?"
+            " AND committed=1",
+            now_ms(),
+            self.operation_id,
+        )
 
 
 def _uuid_ok(value: str) -> bool:
@@ -236,9 +247,10 @@ class CetpProvider(VirtualApp):
         self._locks: dict[tuple[int, str], asyncio.Lock] = {}
         self._inflight: dict[str, int] = {}
         self._op_tasks: dict[str, asyncio.Task[Any]] = {}
-        self.confirmation_hook: Callable[[ToolCall], Awaitable[None]] | None = None
+        self._validators: dict[int, Any] = {}
+        self._valid_docs: set[tuple[str, str, str]] = set()
 
-    # --- identity & declarations -----------------------------------------------------------------
+    # --- identity & declarations ----------------------------------------------------------------
     @property
     def provider_id(self) -> str:
         return self.package
@@ -270,7 +282,7 @@ class CetpProvider(VirtualApp):
                 return s
         raise CetpError("TOOL_NOT_FOUND", f"no tool named {name!r}")
 
-    # --- process ---------------------------------------------------------------------------------
+    # --- process --------------------------------------------------------------------------------
     def on_install(self) -> None:
         assert self.state_dir is not None
         self.store = Store(self.state_dir / "state.sqlite3", self.EXTRA_SCHEMA)
@@ -294,7 +306,7 @@ class CetpProvider(VirtualApp):
         if self.store is not None:
             self.store.close()
 
-    # --- entry point -----------------------------------------------------------------------------
+    # --- entry point ----------------------------------------------------------------------------
     async def call(
         self, ctx: CallContext, authority: str, method: str, arg: str | None, extras: Bundle | None
     ) -> Bundle | None:
@@ -345,7 +357,7 @@ class CetpProvider(VirtualApp):
             CetpError("METHOD_NOT_FOUND", f"method {method[:64]!r} does not exist"), rid
         )
 
-    # --- negotiation (§2.2) ----------------------------------------------------------------------
+    # --- negotiation (§2.2) ---------------------------------------------------------------------
     def handle_negotiate(self, ctx: CallContext, extras: Bundle) -> Bundle:
         try:
             versions = extras.get("consumer_versions")
@@ -413,7 +425,7 @@ class CetpProvider(VirtualApp):
             "limits": session.limits,
         }
 
-    # --- common envelope (§4.1) ------------------------------------------------------------------
+    # --- common envelope (§4.1) -----------------------------------------------------------------
     def check_envelope(self, ctx: CallContext, extras: Bundle) -> Session:
         pv = extras.get("protocol_version")
         if not isinstance(pv, Int) or pv != 2:
@@ -447,7 +459,7 @@ class CetpProvider(VirtualApp):
                 "the deadline passed before execution started; nothing was changed",
             )
 
-    # --- descriptors (§3) ------------------------------------------------------------------------
+    # --- descriptors (§3) -----------------------------------------------------------------------
     def provider_info(self) -> dict[str, Any]:
         return {
             "provider_id": self.provider_id,
@@ -482,7 +494,7 @@ class CetpProvider(VirtualApp):
         """Changes whenever the tool set, a schema or security semantics change (§3.3)."""
         return "tools-" + hashlib.sha256(dumps(tools).encode()).hexdigest()[:12]
 
-    # --- execute_tool (§4) -----------------------------------------------------------------------
+    # --- execute_tool (§4) ----------------------------------------------------------------------
     async def execute_tool(
         self, ctx: CallContext, session: Session, extras: Bundle, rid: str
     ) -> Bundle:
@@ -532,8 +544,13 @@ class CetpProvider(VirtualApp):
             args = json.loads(args_text)
         except json.JSONDecodeError as exc:
             raise CetpError("INVALID_ARGS", f"args is not valid JSON: {exc.msg}") from None
-        validator = jsonschema.Draft202012Validator(spec.input_schema)
-        errors = sorted(validator.iter_errors(args), key=lambda e: list(e.path))
+        if (spec.name, "in", args_text) in self._valid_docs:
+            return args
+        validator = self.validator(spec.input_schema)
+        try:
+            errors = sorted(validator.iter_errors(args), key=lambda e: [str(p) for p in e.path])
+        except (jsonschema.exceptions.SchemaError, referencing.exceptions.Unresolvable):
+            raise CetpError("INTERNAL_ERROR", "the tool's input schema cannot be used") from None
         if errors:
             e = errors[0]
             where = "/".join(str(p) for p in e.path) or "(root)"
@@ -542,15 +559,35 @@ class CetpProvider(VirtualApp):
                 f"args do not match the input schema at {where}: {e.message[:200]}",
                 details={"path": where, "errors": len(errors)},
             )
+        self._remember_valid((spec.name, "in", args_text))
         return args
+
+    def validator(self, schema: dict[str, Any]) -> jsonschema.protocols.Validator:
+        """Compiled validators are cached per schema object (schemas are immutable here)."""
+        v = self._validators.get(id(schema))
+        if v is None or v.schema is not schema:
+            v = jsonschema.Draft202012Validator(schema)
+            self._validators[id(schema)] = v
+        return v
+
+    def _remember_valid(self, key: tuple[str, str, str]) -> None:
+        """Verdicts are memoised per exact document text: the same bytes always validate
+        the same way against the same tool, and small calls stay cheap."""
+        if len(self._valid_docs) >= 4096:
+            self._valid_docs.clear()
+        self._valid_docs.add(key)
 
     def authorize(self, call: ToolCall) -> None:
         """Scope check on every execution (§3.4, §7.2). Default: the caller holds all scopes."""
 
-    def validate_output(self, spec: ToolSpec, value: Any) -> None:
-        errors = list(jsonschema.Draft202012Validator(spec.output_schema).iter_errors(value))
-        if errors:
+    def validate_output(self, spec: ToolSpec, value: Any, value_json: str | None = None) -> None:
+        """The provider MUST validate its output against output_schema (§4.2)."""
+        key = (spec.name, "out", dumps(value) if value_json is None else value_json)
+        if key in self._valid_docs:
+            return
+        if not self.validator(spec.output_schema).is_valid(value):
             raise CetpError("INTERNAL_ERROR", "the provider produced an invalid result")
+        self._remember_valid(key)
 
     def run_read(self, call: ToolCall) -> Any:
         return getattr(self, f"tool_{call.spec.name}")(call)
@@ -564,14 +601,14 @@ class CetpProvider(VirtualApp):
                 value = json.loads(await self.read_small(value.source))
             else:
                 return self.file_result(call, value)
-        self.validate_output(call.spec, value)
-        data = {"kind": "inline", "value": value}
-        encoded = dumps(data)
+        value_json = dumps(value)
+        self.validate_output(call.spec, value, value_json)
+        encoded = '{"kind":"inline","value":' + value_json + "}"
         if len(encoded.encode("utf-8")) > limit:
-            return self.file_result(
-                call, JsonFile(FileSource.from_bytes(dumps(value).encode("utf-8")))
-            )
-        return v2_success(data, call.request_id)
+            return self.file_result(call, JsonFile(FileSource.from_bytes(value_json.encode())))
+        return Bundle(
+            status="success", protocol_version=Int(2), data=encoded, request_id=call.request_id
+        )
 
     @staticmethod
     async def read_small(source: FileSource) -> bytes:
@@ -602,7 +639,7 @@ class CetpProvider(VirtualApp):
         b["result_fd"] = handle
         return b
 
-    # --- dedup (§6) ------------------------------------------------------------------------------
+    # --- dedup (§6) -----------------------------------------------------------------------------
     def lookup_dedup(self, call: ToolCall) -> Bundle | None:
         row = self.store.one(
             "SELECT * FROM dedup WHERE uid=? AND provider_id=? AND request_id=?",
@@ -695,7 +732,7 @@ class CetpProvider(VirtualApp):
         call.ctx.fault_after_commit()
         return self.outcome_reply(outcome, call.request_id)
 
-    # --- confirmation (§4.3) ---------------------------------------------------------------------
+    # --- confirmation (§4.3) --------------------------------------------------------------------
     def confirmation_screen(self, call: ToolCall) -> ConfirmationScreen | None:
         """The screen to show, or None when this call needs no confirmation. `always`
         tools always confirm; `provider_policy` tools decide in `needs_confirmation`."""
@@ -802,7 +839,7 @@ class CetpProvider(VirtualApp):
             raise err
         return False
 
-    # --- async operations (§4.4) -----------------------------------------------------------------
+    # --- async operations (§4.4) ----------------------------------------------------------------
     def runs_as_operation(self, spec: ToolSpec) -> bool:
         return hasattr(self, f"op_{spec.name}")
 
@@ -814,14 +851,29 @@ class CetpProvider(VirtualApp):
                 db.execute(
                     "INSERT INTO operations(operation_id, uid, request_id, tool, args_json,"
                     " state, created_ms, updated_ms) VALUES (?,?,?,?,?,?,?,?)",
-                    (op_id, call.caller.uid, call.request_id, call.spec.name, call.args_text,
-                     "queued", t, t),
+                    (
+                        op_id,
+                        call.caller.uid,
+                        call.request_id,
+                        call.spec.name,
+                        call.args_text,
+                        "queued",
+                        t,
+                        t,
+                    ),
                 )
                 db.execute(
                     "INSERT INTO dedup(uid, provider_id, request_id, tool, args_sha256,"
                     " operation_id, created_ms) VALUES (?,?,?,?,?,?,?)",
-                    (call.caller.uid, self.provider_id, call.request_id, call.spec.name,
-                     call.args_sha256, op_id, t),
+                    (
+                        call.caller.uid,
+                        self.provider_id,
+                        call.request_id,
+                        call.spec.name,
+                        call.args_sha256,
+                        op_id,
+                        t,
+                    ),
                 )
         except sqlite3.IntegrityError:
             stored = self.lookup_dedup(call)
@@ -853,7 +905,8 @@ class CetpProvider(VirtualApp):
                 call.request_id,
             )
         raise CetpError(
-            "UNAVAILABLE", "the execution is still running; retry with the same request_id",
+            "UNAVAILABLE",
+            "the execution is still running; retry with the same request_id",
             retry_after_ms=self.POLL_AFTER_MS,
         )
 
@@ -879,6 +932,9 @@ class CetpProvider(VirtualApp):
             progress_current=row["progress_current"],
             progress_total=row["progress_total"],
         )
+        if row["committed"]:
+            op.succeed()  # died after its commit point: the effect is in, nothing re-runs
+            return
         self.store.run(
             "UPDATE operations SET state='running', updated_ms=? WHERE operation_id=?",
             now_ms(),
@@ -888,6 +944,7 @@ class CetpProvider(VirtualApp):
             await getattr(self, f"op_{row['tool']}")(op)
             if not op._committed:
                 raise CetpError("INTERNAL_ERROR", "the operation ended without a result")
+            op.succeed()
         except OperationCancelled:
             err = CetpError("CANCELLED", "the operation was cancelled before it took effect")
             self._finish_operation(op_id, "cancelled", err)
@@ -961,7 +1018,7 @@ class CetpProvider(VirtualApp):
             {"operation_id": row["operation_id"], "state": "cancellation_requested"}, rid
         )
 
-    # --- v1 (reference notes) --------------------------------------------------------------------
+    # --- v1 (reference notes) -------------------------------------------------------------------
     def v1_tools(self) -> list[ToolSpec]:
         """A dual-stack provider lists only read-only tools to v1 (§2.1)."""
         return [s for s in self.tool_specs() if s.in_v1 and s.is_read]

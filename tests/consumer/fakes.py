@@ -12,6 +12,7 @@ Reply Bundles are built here by hand, exactly as an Android provider would put t
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import itertools
 import json
@@ -24,10 +25,12 @@ from typing import Any
 from inspector.consumer.clock import FakeClock
 from inspector.protocol.bundle import (
     Bundle,
+    BundleArray,
     FileDescriptorHandle,
     Int,
     Long,
     PendingIntentHandle,
+    StringArray,
 )
 from inspector.relay.api import (
     IPC_FAILED,
@@ -168,6 +171,15 @@ def default_v2_tools() -> list[dict[str, Any]]:
     return tools
 
 
+def default_provider_info() -> dict[str, Any]:
+    """The spec's get_provider_info example plus the read scope the extra tools use."""
+    info = fixture("spec_provider_info.json")
+    info["scopes"].append({"name": "alerts.read", "title": "Read alerts",
+                           "description": "Read alerts and quotes", "access": "read",
+                           "sensitivity": "financial"})
+    return info
+
+
 @dataclass
 class Confirmation:
     request_id: str
@@ -201,8 +213,7 @@ class FakeV2Provider:
         fixture("spec_negotiate.json")["limits"]))
     revision: str = "tools-42"
     tools: list[dict[str, Any]] = field(default_factory=default_v2_tools)
-    provider_info: dict[str, Any] = field(
-        default_factory=lambda: fixture("spec_provider_info.json"))
+    provider_info: dict[str, Any] = field(default_factory=lambda: default_provider_info())
     # --- misbehaviour knobs ---
     negotiate_error: str | None = None  # e.g. "UNSUPPORTED_VERSION"
     negotiate_override: dict[str, Any] = field(default_factory=dict)  # merged into data
@@ -212,6 +223,7 @@ class FakeV2Provider:
     lose_replies: int = 0  # commit the effect, then the reply is lost (relay TIMEOUT)
     bad_output: bool = False  # inline value violating output_schema
     echo_wrong_request_id: bool = False
+    force_async: bool = False  # return `accepted` even when async was not negotiated
     op_polls: int = 2
     op_poll_after_ms: int = 500
     op_fail: bool = False
@@ -337,7 +349,7 @@ class FakeV2Provider:
                 return self._commit(rid, tool_name, args, v2_error(
                     rid, "USER_CANCELLED", "the user declined", False), effect=False)
         reply = self._run(rid, tool, args, caps)
-        return self._commit(rid, tool_name, args, reply, effect=reply["status"] != "error")
+        return self._commit(rid, tool_name, args, reply, effect=reply["status"] == "success")
 
     def _commit(self, rid: str, tool: str, args: str, reply: Bundle, effect: bool) -> Bundle:
         self.outcomes[rid] = (tool, args, reply)
@@ -359,7 +371,7 @@ class FakeV2Provider:
     def _run(self, rid: str, tool: dict[str, Any], args: str, caps: frozenset[str]) -> Bundle:
         name = tool["name"]
         reply_rid = "wrong-" + rid if self.echo_wrong_request_id else rid
-        if name == "sync_portfolio" and "async_operations" in caps:
+        if name == "sync_portfolio" and ("async_operations" in caps or self.force_async):
             op = Operation(f"op_{next(self._seq)}", rid, name, self.op_polls)
             self.operations[op.op_id] = op
             return v2_accepted(reply_rid, op.op_id, self.op_poll_after_ms)
@@ -494,7 +506,39 @@ class FakeExtension:
     service_manifest: str = field(
         default_factory=lambda: fixture_text("andyclaw-hello-world.service_get_manifest.json"))
     broadcast_times_out: bool = False
+    bridges: tuple[str, ...] = ("service", "provider", "broadcast", "activity")
+    uid: int = 10200
+    cert_sha256: tuple[str, ...] = ("c0ffee" * 10 + "beef",)
+    manifest_resource_id: int = 0x7F0F0000
     received: list[tuple[str, str, str]] = field(default_factory=list)  # bridge, fn, params
+
+    def record(self) -> Bundle:
+        """The relay's `discover` record of this package (relay-protocol §4.1)."""
+        def comp(name: str, action: str) -> Bundle:
+            return Bundle(name=name, exported=True, enabled=True,
+                          actions=StringArray([action]), meta_data=Bundle())
+        services = [comp(".ExtensionService", "org.ethereumphone.andyclaw.EXTENSION_SERVICE")]
+        receivers = [comp(".ExtensionReceiver",
+                          "org.ethereumphone.andyclaw.EXTENSION_BROADCAST")]
+        activities = [comp(".ExtensionActivity", "org.ethereumphone.andyclaw.EXTENSION_ACTION")]
+        providers = [Bundle(name=".ExtensionProvider", exported=True, enabled=True,
+                            authority=f"{self.package}.andyclaw.extension",
+                            init_order=Int(0))]
+        return Bundle(
+            package=self.package, label="Hello World Extension", uid=Int(self.uid),
+            version_code=Long(1), cert_sha256=StringArray(self.cert_sha256),
+            app_meta_data=Bundle({
+                "org.ethereumphone.andyclaw.EXTENSION": True,
+                "org.ethereumphone.andyclaw.EXTENSION_ID": "hello_world",
+                "org.ethereumphone.andyclaw.EXTENSION_NAME": "Hello World Extension",
+                "org.ethereumphone.andyclaw.EXTENSION_MANIFEST": Int(self.manifest_resource_id),
+            }),
+            services=BundleArray(services if "service" in self.bridges else []),
+            providers=BundleArray(providers if "provider" in self.bridges else []),
+            receivers=BundleArray(receivers if "broadcast" in self.bridges else []),
+            activities=BundleArray(activities if "activity" in self.bridges else []),
+            permissions=BundleArray([]),
+        )
 
     def execute(self, function: str, params: str) -> str:
         if function != "greet":
@@ -528,7 +572,10 @@ class FakeRelay:
         self.closed_handles: list[str] = []
         self.read_limits: list[int] = []
         self.end_override: StreamEnd | None = None  # a relay lying in its END frame
+        self.pending_flags: int | None = None  # PendingIntent flags override (e.g. mutable)
         self.ops: list[str] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
         self._ids = itertools.count(1)
 
     # --- hosting
@@ -557,6 +604,8 @@ class FakeRelay:
         self.pending[hid] = PendingIntentRecord(package, conf)
         flags = (PendingIntentHandle.IMMUTABLE_KNOWN | PendingIntentHandle.IMMUTABLE
                  | PendingIntentHandle.KIND_KNOWN | PendingIntentHandle.ACTIVITY)
+        if self.pending_flags is not None:
+            flags = self.pending_flags
         return PendingIntentHandle(hid, package, flags)
 
     # --- RelayApi
@@ -569,11 +618,22 @@ class FakeRelay:
         return self.clock.now_ms()
 
     async def discover(self, package: str | None = None) -> list[Bundle]:
-        return []
+        return [e.record() for e in self.extensions.values()
+                if package is None or e.package == package]
 
     async def call(self, authority: str, method: str, extras: Bundle | None, *,
                    arg: str | None = None, timeout_ms: int = 30_000) -> Bundle | None:
         self.ops.append(f"call:{authority}:{method}")
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            await asyncio.sleep(0)  # let concurrent callers interleave, as a real relay would
+            return self._call(authority, method, extras, arg)
+        finally:
+            self.in_flight -= 1
+
+    def _call(self, authority: str, method: str, extras: Bundle | None,
+              arg: str | None) -> Bundle | None:
         if authority in self.asleep:
             raise RelayError(NOT_FOUND, f"Unknown authority {authority}")
         if authority.endswith(".andyclaw.extension"):
@@ -658,7 +718,9 @@ class FakeRelay:
 
     async def read_resource(self, package: str, resource_id: int,
                             max_bytes: int) -> ResourceData:
-        ext = self.extensions[package]
+        ext = self.extensions.get(package)
+        if ext is None or resource_id != ext.manifest_resource_id:
+            raise RelayError(NOT_FOUND, f"no resource {resource_id:#x} in {package}")
         return ResourceData(ext.manifest_array.encode()[:max_bytes], "raw/extension_manifest")
 
     async def wake_provider(self, authority: str, package: str, mode: str) -> WakeResult:

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Iterator
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
 
 import adbutils
 import pytest
 
 from inspector.device.adb_server import AdbEndpoint, ensure_server, kill_server
+from inspector.device.shipped_relay import ShippedRelay, load_shipped_relay, resources_dir
 from tests.device.fakephone import FakePhone, free_port
+from tests.device.tiny_relay import PhoneRelay, stand_in_relay
 
 
 @pytest.fixture(scope="session")
@@ -53,3 +56,29 @@ def phone(adb_endpoint: AdbEndpoint) -> Iterator[FakePhone]:
     finally:
         adbutils.AdbClient(host=adb_endpoint.host, port=adb_endpoint.port).disconnect(p.serial)
         p.stop()
+
+
+@pytest.fixture
+def shipped(tmp_path_factory: pytest.TempPathFactory) -> ShippedRelay:
+    """The real shipped relay when `resources/relay/relay.json` exists, else a stand-in."""
+    if (resources_dir() / "relay" / "relay.json").exists():
+        return load_shipped_relay()  # a broken shipped relay must fail the tests
+    return stand_in_relay(tmp_path_factory.mktemp("relay"))
+
+
+@pytest.fixture
+async def phone_relay(phone: FakePhone) -> AsyncIterator[PhoneRelay]:
+    relay = PhoneRelay(phone)
+    try:
+        yield relay
+    finally:
+        phone.call(relay.close())
+
+
+async def poll_until(predicate: Callable[[], bool], timeout: float, what: str) -> None:
+    """Poll a blocking check (run in a thread) until it holds; fail after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while not await asyncio.to_thread(predicate):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        await asyncio.sleep(0.05)

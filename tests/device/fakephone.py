@@ -119,6 +119,7 @@ class PhoneState:
     files: dict[str, bytes] = field(default_factory=dict)
     dirs: set[str] = field(default_factory=lambda: {"/", "/data", "/data/local", "/data/local/tmp"})
     abstract_sockets: dict[str, tuple[str, int]] = field(default_factory=dict)
+    abstract_opens: list[str] = field(default_factory=list)  # every localabstract: attempt
     commands: list[str] = field(default_factory=list)
     installs: list[Install] = field(default_factory=list)
     grants: list[tuple[str, str]] = field(default_factory=list)
@@ -143,6 +144,13 @@ class _Stream:
 
     async def accept(self) -> None:
         await self.t.send(A_OKAY, self.local_id, self.remote_id)
+
+    async def refuse(self) -> None:
+        """Refuse an OPEN: CLSE with local id 0, as adbd does (the host ignores a CLSE
+        naming a local id it was never told about)."""
+        self.closed = True
+        await self.t.send(A_CLSE, 0, self.remote_id)
+        self.t.streams.pop(self.local_id, None)
 
     async def write(self, data: bytes) -> None:
         step = min(self.t.host_max_payload, DEVICE_MAX_PAYLOAD)
@@ -179,7 +187,9 @@ class _Stream:
 class _Transport:
     """One TCP connection from the adb server (one `adb connect`)."""
 
-    def __init__(self, phone: FakePhone, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+    def __init__(
+        self, phone: FakePhone, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
         self.phone = phone
         self.reader = reader
         self.writer = writer
@@ -270,7 +280,9 @@ class FakePhone:
         self.relay_starter: RelayStarter | None = None
         self.plugged = True
         self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="fakephone", daemon=True)
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="fakephone", daemon=True
+        )
         self._spawner = Spawner()
         self._server: asyncio.AbstractServer | None = None
         self._transports: set[_Transport] = set()
@@ -287,6 +299,8 @@ class FakePhone:
             self.call(self._shutdown(), timeout=5)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(5)
+        if not self._thread.is_alive():
+            self._loop.close()
 
     def call(self, coro: Coroutine[Any, Any, T], timeout: float = 10) -> T:
         """Run `coro` on the phone's loop and wait for its result."""
@@ -354,21 +368,22 @@ class FakePhone:
             elif service.startswith("localabstract:"):
                 await self._bridge(stream, service[len("localabstract:") :])
             else:
-                await stream.close()  # unknown service: refused
+                await stream.refuse()  # unknown service
         except asyncio.CancelledError:
             await stream.close()
             raise
 
     # -- localabstract ----------------------------------------------------------------------
     async def _bridge(self, stream: _Stream, name: str) -> None:
+        self.state.abstract_opens.append(name)
         address = self.state.abstract_sockets.get(name)
         if address is None:
-            await stream.close()
+            await stream.refuse()
             return
         try:
             reader, writer = await asyncio.open_connection(*address)
         except OSError:
-            await stream.close()
+            await stream.refuse()
             return
         await stream.accept()
 
@@ -498,7 +513,8 @@ class FakePhone:
             lines = []
             for name, pkg in sorted(st.packages.items()):
                 if filt in name:
-                    extra = f" versionCode:{pkg.version_code}" if "--show-versioncode" in opts else ""
+                    show = "--show-versioncode" in opts
+                    extra = f" versionCode:{pkg.version_code}" if show else ""
                     lines.append(f"package:{name}{extra}\n")
             return "".join(lines), 0
         if sub == "path":
@@ -552,7 +568,11 @@ class FakePhone:
             if old.version_code > info.version_code and "-d" not in flags:
                 return "Failure [INSTALL_FAILED_VERSION_DOWNGRADE]"
         st.packages[info.package] = InstalledPackage(
-            info.package, info.version_code, info.version_name, info.cert_sha256, apk,
+            info.package,
+            info.version_code,
+            info.version_name,
+            info.cert_sha256,
+            apk,
             launch_activity=old.launch_activity if old else None,
         )
         return "Success"
@@ -567,13 +587,21 @@ class FakePhone:
         extras = {args[i + 1]: args[i + 2] for i, a in enumerate(args[:-2]) if a == "--es"}
         if sub in ("start-foreground-service", "startservice", "start-service", "start"):
             if comp is None or comp.split("/")[0] not in st.packages:
-                return f"Error: Not found; no service started.\n", 0
+                if sub == "start":
+                    return (
+                        f"Starting: Intent {{ cmp={comp} }}\nError type 3\n"
+                        f"Error: Activity class {{{comp}}} does not exist.\n"
+                    ), 0
+                return "Error: Not found; no service started.\n", 0
             st.started.append(comp)
-            if sub != "start" and self.relay_starter is not None and "socket" in extras:
-                name = extras["socket"]
-                st.abstract_sockets[name] = await self.relay_starter(name, extras.get("token", ""))
-            kind = "activity" if sub == "start" else "service"
-            return f"Starting {kind}: Intent {{ cmp={comp} }}\n", 0
+            name = next((v for k, v in extras.items() if k.lower().endswith("socket")), None)
+            token = next((v for k, v in extras.items() if k.lower().endswith("token")), "")
+            if self.relay_starter is not None and name is not None:
+                st.abstract_sockets[name] = await self.relay_starter(name, token)
+            if sub == "start":
+                wait = "Status: ok\nLaunchState: COLD\nComplete\n" if "-W" in args else ""
+                return f"Starting: Intent {{ cmp={comp} }}\n{wait}", 0
+            return f"Starting service: Intent {{ cmp={comp} }}\n", 0
         return f"Unknown command: am {sub}\n", 255
 
     async def _appops(self, args: list[str]) -> tuple[str, int]:
@@ -587,8 +615,11 @@ class FakePhone:
             pkg = self.state.packages.get(args[-1])
             if pkg is None or pkg.launch_activity is None:
                 return "No activity found\n", 0
-            return f"priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=true\n" \
-                f"{pkg.package}/{pkg.launch_activity}\n", 0
+            return (
+                f"priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=true\n"
+                f"{pkg.package}/{pkg.launch_activity}\n",
+                0,
+            )
         return f"Unknown command: cmd {' '.join(args[:2])}\n", 255
 
     async def _dumpsys(self, args: list[str]) -> tuple[str, int]:

@@ -41,6 +41,7 @@ class FakeBackend:
         self.cancelled: list[str] = []
         self.closed_connections: list[str] = []
         self.connections: list[ServerConnection] = []
+        self.opened: list[ServerConnection] = []
         self.stream_gate: asyncio.Event | None = None
 
     def hello_info(self, client: str) -> HelloInfo:
@@ -111,6 +112,9 @@ class FakeBackend:
         except (asyncio.CancelledError, GeneratorExit):
             self.cancelled.append(handle)
             raise
+
+    def connection_opened(self, conn: ServerConnection) -> None:
+        self.opened.append(conn)
 
     def connection_closed(self, conn: ServerConnection) -> None:
         self.closed_connections.append(conn.connection_id)

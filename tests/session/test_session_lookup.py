@@ -18,7 +18,8 @@ class P:
 
 
 ITEMS = [
-    P("com.example.pricealerts", "com.example.pricealerts.clawseed.tools", "com.example.pricealerts"),
+    P("com.example.pricealerts", "com.example.pricealerts.clawseed.tools",
+      "com.example.pricealerts"),
     P("com.example.finance", "com.example.finance.clawseed.tools"),
     P("org.other.finance", "org.other.finance.tools"),
 ]

@@ -20,6 +20,7 @@ from PySide6.QtCore import QCoreApplication, QSettings
 
 from inspector.tasks import spawner
 from inspector.ui import theme, workers
+from tests.ui.fixtures import harness as harness  # the window fixture, re-exported
 
 pytestmark = pytest.mark.gui
 
@@ -33,6 +34,9 @@ def qloop(qapp):
     asyncio.set_event_loop(loop)
     yield loop
     workers.shutdown()
+    default = getattr(loop, "_QEventLoop__default_executor", None)  # lower layers use it
+    if default is not None:
+        default.shutdown(wait=True)
     asyncio.events._set_running_loop(None)
     asyncio.set_event_loop(None)
 

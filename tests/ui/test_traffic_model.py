@@ -45,7 +45,8 @@ def test_filter_words_fields_and_errors(qloop):
     assert model.rowCount() > 0
     model.set_filter("p12.cetp")
     assert {model.exchange_at(r).target for r in range(model.rowCount())} == {
-        "com.example.p12.cetp"}
+        "com.example.p12.cetp"
+    }
     model.set_filter("no-such-thing")
     assert model.rowCount() == 0
 
@@ -55,7 +56,8 @@ def test_rows_added_under_a_filter_only_show_when_they_match(qloop):
     model.set_filter("code:invalid_args")
     model.add_many(exchange(i) for i in range(14))
     assert [model.exchange_at(r).seq for r in range(model.rowCount())] == [
-        e.seq for e in [model._all[3], model._all[10]]]
+        e.seq for e in [model._all[3], model._all[10]]
+    ]
 
 
 def test_refresh_updates_a_pending_row_and_its_filter_text(qloop):

@@ -1,0 +1,188 @@
+"""What every command gets: parsed options, the device manager, the session, output helpers."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from inspector.cli.output import print_json
+from inspector.consumer.options import EngineOptions
+from inspector.protocol.cetp import KNOWN_CAPABILITIES
+from inspector.session.devices import VIRTUAL_SERIAL, DeviceManager, VirtualConfig
+from inspector.session.errors import ExitCode, InspectorError
+from inspector.session.session import Session
+
+#: set to 1 to never talk to adb (CI, tests, machines without adb)
+NO_ADB_ENV = "CETP_INSPECTOR_NO_ADB"
+
+
+def split_list(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    return [p.strip() for p in text.split(",") if p.strip()]
+
+
+def engine_options(args: argparse.Namespace) -> EngineOptions:
+    """EngineOptions from --capabilities, --versions, --deadline-ms, --max-read-bytes."""
+    opts = EngineOptions()
+    update: dict[str, Any] = {}
+    caps = split_list(getattr(args, "capabilities", None))
+    if caps is not None:
+        unknown = [c for c in caps if c not in KNOWN_CAPABILITIES]
+        if unknown:
+            raise InspectorError(
+                "BAD_CAPABILITY", f"unknown capability {unknown[0]!r}",
+                hint="known capabilities: " + ", ".join(sorted(KNOWN_CAPABILITIES)))
+        update["capabilities"] = tuple(caps)
+    versions = split_list(getattr(args, "versions", None))
+    if versions is not None:
+        try:
+            update["consumer_versions"] = tuple(int(v) for v in versions)
+        except ValueError:
+            raise InspectorError("BAD_VERSIONS", f"--versions must be integers, got "
+                                 f"{args.versions!r}", hint="e.g. --versions 2,1") from None
+    deadline = getattr(args, "deadline_ms", None)
+    if deadline is not None:
+        if deadline <= 0:
+            raise InspectorError("BAD_DEADLINE", "--deadline-ms must be positive")
+        update["deadline_ms"] = deadline
+    cap = getattr(args, "max_read_bytes", None)
+    if cap is not None:
+        if cap <= 0:
+            raise InspectorError("BAD_LIMIT", "--max-read-bytes must be positive")
+        update["read_cap_bytes"] = cap
+    return opts.model_copy(update=update)
+
+
+@dataclass
+class Ctx:
+    """One command invocation."""
+
+    args: argparse.Namespace
+    out: TextIO = field(default_factory=lambda: sys.stdout)
+    err: TextIO = field(default_factory=lambda: sys.stderr)
+    manager: DeviceManager | None = None
+    session: Session | None = None
+    serial: str = ""
+    journal: Any = None  # inspector.session.journal.JournalWriter with --record
+
+    @property
+    def json(self) -> bool:
+        return bool(self.args.json)
+
+    @property
+    def command(self) -> str:
+        cmd = self.args.command or ""
+        sub = getattr(self.args, "ops_command", None) or getattr(self.args, "virtual_command",
+                                                                 None)
+        return f"{cmd} {sub}" if sub else cmd
+
+    def device_manager(self) -> DeviceManager:
+        if self.manager is None:
+            a = self.args
+            config = VirtualConfig(state_dir=a.virtual_state, plugins=list(a.virtual_plugin or []),
+                                   relay_socket=a.relay_socket, token=a.token)
+            use_adb = os.environ.get(NO_ADB_ENV, "") not in ("1", "true", "yes")
+            self.manager = DeviceManager(config, use_adb=use_adb and not a.relay_socket)
+        return self.manager
+
+    async def choose_serial(self) -> str:
+        if self.args.device:
+            return str(self.args.device)
+        if self.args.relay_socket:
+            return VIRTUAL_SERIAL
+        return await self.device_manager().default_serial()
+
+    async def open_session(self, *, options: EngineOptions | None = None,
+                           discover: bool = True) -> Session:
+        """Connect to the chosen device (and discover, unless told not to)."""
+        if self.session is not None:
+            return self.session
+        manager = self.device_manager()
+        self.serial = await self.choose_serial()
+        if self.args.relay_socket and self.serial != VIRTUAL_SERIAL:
+            raise InspectorError(
+                "BAD_DEVICE", "--relay-socket attaches to one relay; -d cannot pick another",
+                hint="drop -d, or drop --relay-socket to use adb devices")
+        self.session = Session(self.serial, manager.connector(self.serial),
+                               options=options or engine_options(self.args))
+        if self.args.record:
+            self.journal = open_journal(self.args.record, self.serial)
+            self.session.add_exchange_listener(self.journal.on_exchange)
+        if discover:
+            await self.session.open()
+        else:
+            await self.session.connect()
+        if self.journal is not None:
+            record_facts(self.journal, self.session)
+        return self.session
+
+    async def close(self) -> None:
+        try:
+            if self.session is not None:
+                await self.session.close()
+            if self.manager is not None:
+                await self.manager.close()
+        finally:
+            if self.journal is not None:
+                self.journal.close()
+
+    def base_doc(self, ok: bool = True) -> dict[str, Any]:
+        """The keys every --json document starts with (docs/cli.md)."""
+        doc: dict[str, Any] = {"ok": ok, "command": self.command, "device": self.serial or None}
+        if self.journal is not None:
+            doc["journal"] = self.journal.session_id
+        return doc
+
+    def emit(self, doc: dict[str, Any]) -> None:
+        """Print the command's JSON document (only with --json)."""
+        if self.json:
+            full = self.base_doc()
+            full.update(doc)
+            print_json(full, self.out)
+
+
+def open_journal(name: str, serial: str) -> Any:
+    """The journal for --record NAME: continue the session with that name or id, else
+    start one (one session can span several commands)."""
+    from inspector.session import journal as j
+
+    try:
+        for summary in j.list_sessions():
+            if name in (summary.name, summary.session_id):
+                return j.JournalWriter.reopen(summary.path)
+        return j.JournalWriter.create(name=name, device={"serial": serial})
+    except (OSError, j.JournalError) as exc:
+        raise InspectorError("JOURNAL", f"cannot record into session {name!r}: {exc}",
+                             hint="check $CETP_INSPECTOR_HOME (or the XDG data folder)",
+                             exit_code=ExitCode.DEVICE) from exc
+
+
+def record_facts(journal: Any, session: Session) -> None:
+    """Device facts and discovered declarations, which bug-report bundles include."""
+    try:
+        hello = session.link.hello_info
+        device = dict(hello.device)
+        device.update(serial=session.serial, relay_version_name=hello.relay_version_name,
+                      relay_version_code=hello.relay_version_code,
+                      relay_capabilities=list(hello.capabilities))
+        journal.record("device", device)
+        if session.discovery is not None:
+            journal.record("discovery", {
+                "cetp": [d.model_dump(mode="json") for d in session.discovery.cetp],
+                "extensions": [e.model_dump(mode="json") for e in session.discovery.extensions],
+                "problems": session.discovery.problems,
+            })
+    except Exception as exc:  # facts are a bonus; the command itself must go on
+        import logging
+
+        logging.getLogger(__name__).info("could not journal device facts: %s", exc)
+
+
+def require(value: Any, message: str, hint: str = "") -> Any:
+    if value is None:
+        raise InspectorError("BAD_INPUT", message, hint=hint, exit_code=ExitCode.USAGE)
+    return value

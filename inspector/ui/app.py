@@ -1,0 +1,67 @@
+"""Application shell: QApplication, theme, the one qasync event loop, the main window.
+
+`run_gui(argv)` is what `cetp-inspector` runs without a subcommand. There is exactly one
+asyncio loop (qasync's, driving Qt); background work goes through `inspector.tasks.spawn`
+because qasync keeps no strong references to tasks; on quit every task is cancelled before
+the loop closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+
+from PySide6.QtCore import QCoreApplication, QSettings
+from PySide6.QtWidgets import QApplication
+
+from inspector.ui import theme, workers
+
+log = logging.getLogger(__name__)
+
+
+def make_app(argv: list[str] | None = None) -> QApplication:
+    """The QApplication (reused if one exists), named and themed."""
+    app = QApplication.instance()
+    if not isinstance(app, QApplication):
+        app = QApplication(list(argv or sys.argv[:1]))
+    QCoreApplication.setOrganizationName("cetp-inspector")
+    QCoreApplication.setApplicationName("CETP Inspector")
+    app.setWindowIcon(theme.icon("app"))
+    name = QSettings("cetp-inspector", "CETP Inspector").value("theme", "light")
+    theme.apply_theme(app, str(name) if name in theme.THEMES else "light")
+    return app
+
+
+def run_gui(argv: list[str] | None = None) -> int:
+    """Open the inspector window; returns the process exit code."""
+    import qasync
+
+    from inspector.tasks import spawner
+    from inspector.ui.main_window import MainWindow
+
+    app = make_app(argv)
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    window = MainWindow()
+    window.show()
+    closing = asyncio.Event()
+    app.aboutToQuit.connect(closing.set)
+
+    async def main() -> None:
+        await closing.wait()
+        await spawner().cancel_all()
+        await window.controller.close()
+
+    try:
+        with loop:
+            loop.run_until_complete(main())
+    except RuntimeError as exc:  # the loop stops as the app quits; nothing left to do
+        log.debug("event loop ended: %s", exc)
+    finally:
+        workers.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(run_gui(sys.argv))

@@ -1,0 +1,575 @@
+"""The virtual device: a `RelayBackend` that behaves like a phone with apps installed.
+
+It answers the same whitelisted operations as the relay APK (docs/relay-protocol.md §4),
+routing each IPC to the installed `VirtualApp` that owns the component, as Android would:
+`call` by authority, `bind_transact` by service action, `broadcast` by receiver action,
+`start_activity` by activity action. PendingIntents and file descriptors become per-
+connection handles; a PendingIntent that shows a screen becomes a `confirmation_request`
+EVENT (and/or a front-end callback) answered by `answer_confirmation`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import secrets
+import shutil
+import tempfile
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from inspector.protocol.bundle import (
+    Bundle,
+    BundleArray,
+    FileDescriptorHandle,
+    Int,
+    Long,
+    PendingIntentHandle,
+)
+from inspector.relay.api import (
+    BAD_ARGS,
+    IPC_FAILED,
+    NOT_FOUND,
+    SECURITY,
+    TOO_LARGE,
+    HelloInfo,
+    RelayError,
+    ServerConnection,
+)
+from inspector.tasks import Spawner
+from inspector.virtual.app import (
+    RELAY_PACKAGE,
+    RELAY_UID,
+    CallContext,
+    Caller,
+    FileSource,
+    PendingActivity,
+    ProcessKilled,
+    VirtualApp,
+)
+from inspector.virtual.faults import Faults
+from inspector.virtual.manifest import (
+    EXT_META,
+    TOOL_PROVIDER_ACTION,
+    fake_cert_sha256,
+)
+
+log = logging.getLogger(__name__)
+
+SERIAL = "virtual"
+RELAY_VERSION_CODE = 1
+RELAY_VERSION_NAME = "virtual-0.1.0"
+CAPABILITIES = (
+    "ping",
+    "discover",
+    "call",
+    "read_file",
+    "close_handle",
+    "launch_pending_intent",
+    "bind_transact",
+    "broadcast",
+    "start_activity",
+    "read_resource",
+    "wake_provider",
+    "force_stop",
+    "answer_confirmation",
+    "fault",
+)
+EXTENSION_AUTHORITY_SUFFIX = ".andyclaw.extension"
+FIRST_APP_UID = 10_100
+RESULT_OK = -1
+RESULT_CANCELED = 0
+
+
+class ConfirmationRequest(BaseModel):
+    """What the confirmation "screen" shows (the `confirmation_request` event, §5)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    confirmation_id: str
+    package: str
+    title: str
+    target: str
+    action: str
+    parameters: dict[str, str]
+    consequences: str
+
+    def to_event(self) -> Bundle:
+        return Bundle(
+            event="confirmation_request",
+            confirmation_id=self.confirmation_id,
+            package=self.package,
+            title=self.title,
+            target=self.target,
+            action=self.action,
+            parameters=Bundle(self.parameters),
+            consequences=self.consequences,
+        )
+
+
+ConfirmationHandler = Callable[[ConfirmationRequest], Awaitable[bool | None] | bool | None]
+"""Front-end policy: return True/False to answer, None to wait for `answer_confirmation`."""
+
+
+@dataclass
+class _Handle:
+    connection_id: str
+    target: PendingActivity | FileSource
+
+
+def _str(args: Bundle, key: str, *, optional: bool = False) -> Any:
+    v = args.get(key)
+    if v is None and optional:
+        return None
+    if not isinstance(v, str):
+        raise RelayError(BAD_ARGS, f"{key} must be a String")
+    return v
+
+
+def _int(args: Bundle, key: str, default: int | None = None) -> int:
+    v = args.get(key)
+    if v is None and default is not None:
+        return default
+    if not isinstance(v, Int | Long) or isinstance(v, bool):
+        raise RelayError(BAD_ARGS, f"{key} must be an int")
+    return int(v)
+
+
+def _bundle(args: Bundle, key: str, *, optional: bool = True) -> Bundle:
+    v = args.get(key)
+    if v is None and optional:
+        return Bundle()
+    if not isinstance(v, Bundle):
+        raise RelayError(BAD_ARGS, f"{key} must be a Bundle")
+    return v
+
+
+class VirtualDevice:
+    """A phone in a box. Implements `inspector.relay.api.RelayBackend`."""
+
+    def __init__(
+        self,
+        state_dir: Path | str | None = None,
+        *,
+        apps: Iterable[VirtualApp] | None = None,
+        plugins: Iterable[Path | str] = (),
+        confirmation_handler: ConfirmationHandler | None = None,
+        serial: str = SERIAL,
+    ) -> None:
+        self._tmp: str | None = None
+        if state_dir is None:
+            self._tmp = tempfile.mkdtemp(prefix="cetp-virtual-")
+            state_dir = self._tmp
+        self.state_dir = Path(state_dir)
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        self.serial = serial
+        self.spawner = Spawner()
+        self.faults = Faults(self)
+        self.apps: dict[str, VirtualApp] = {}
+        self.confirmation_handler = confirmation_handler
+        self._next_uid = FIRST_APP_UID
+        self._handles: dict[str, _Handle] = {}
+        self._connections: dict[str, ServerConnection] = {}
+        self._confirmations: dict[str, asyncio.Future[bool]] = {}
+        self.pending_confirmations: dict[str, ConfirmationRequest] = {}
+        if apps is None:
+            from inspector.virtual.apps import default_apps
+
+            apps = default_apps()
+        for app in apps:
+            self.install(app, notify=False)
+        for p in plugins:
+            self.load_plugin(p, notify=False)
+
+    # --- packages -------------------------------------------------------------------------------
+    def install(self, app: VirtualApp, *, notify: bool = True) -> None:
+        """Install (or replace) an app; connected desktops get `package_changed`."""
+        replaced = app.package in self.apps
+        if replaced:
+            old = self.apps.pop(app.package)
+            uid = old.uid
+            old.close()
+        else:
+            uid = self._next_uid
+            self._next_uid += 1
+        app.attach(self, uid, self.state_dir / "apps" / app.package)
+        self.apps[app.package] = app
+        if notify:
+            self._package_event("replaced" if replaced else "added", app.package)
+
+    def uninstall(self, package: str, *, notify: bool = True) -> None:
+        app = self.apps.pop(package, None)
+        if app is None:
+            raise KeyError(f"package {package!r} is not installed")
+        app.close()
+        if notify:
+            self._package_event("removed", package)
+
+    def load_plugin(self, path: Path | str, *, notify: bool = True) -> list[str]:
+        """Load a plugin file (docs/virtual-device.md); returns the packages it installed."""
+        from inspector.virtual.plugins import load_plugin
+
+        return load_plugin(self, Path(path), notify=notify)
+
+    def app(self, package: str) -> VirtualApp:
+        try:
+            return self.apps[package]
+        except KeyError:
+            raise RelayError(NOT_FOUND, f"package {package!r} is not installed") from None
+
+    def _package_event(self, change: str, package: str) -> None:
+        self.emit_all(Bundle(event="package_changed", change=change, package=package))
+
+    def emit_all(self, event: Bundle) -> None:
+        for conn in list(self._connections.values()):
+            if not conn.is_closed():
+                with contextlib.suppress(Exception):
+                    conn.emit(event)
+
+    # --- RelayBackend ---------------------------------------------------------------------------
+    def hello_info(self, client: str) -> HelloInfo:
+        return HelloInfo(
+            protocol_version=1,
+            relay_version_code=RELAY_VERSION_CODE,
+            relay_version_name=RELAY_VERSION_NAME,
+            capabilities=CAPABILITIES,
+            caller_package=RELAY_PACKAGE,
+            caller_uid=RELAY_UID,
+            caller_cert_sha256=(fake_cert_sha256(RELAY_PACKAGE),),
+            device={
+                "serial": self.serial,
+                "manufacturer": "CETP Inspector",
+                "model": "Virtual Device",
+                "sdk_int": 34,
+                "release": "14",
+                "abi": "x86_64",
+            },
+        )
+
+    def connection_opened(self, conn: ServerConnection) -> None:
+        self._connections[conn.connection_id] = conn
+
+    def connection_closed(self, conn: ServerConnection) -> None:
+        self._connections.pop(conn.connection_id, None)
+        for hid in [h for h, v in self._handles.items() if v.connection_id == conn.connection_id]:
+            del self._handles[hid]
+
+    async def handle(self, op: str, args: Bundle, conn: ServerConnection) -> Any:
+        self.connection_opened(conn)
+        handler = getattr(self, f"_op_{op}", None)
+        if handler is None:
+            raise RelayError("UNKNOWN_OP", f"the virtual device does not offer {op!r:.60}")
+        result: Any = await handler(args, conn)
+        return result
+
+    async def aclose(self) -> None:
+        """Stop every app and background task; remove a temporary state dir."""
+        for app in self.apps.values():
+            app.close()
+        await self.spawner.cancel_all()
+        if self._tmp:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+    # --- helpers for apps -----------------------------------------------------------------------
+    def register_pending_intent(
+        self, ctx: CallContext, activity: PendingActivity
+    ) -> PendingIntentHandle:
+        hid = "pi_" + secrets.token_hex(8)
+        self._handles[hid] = _Handle(ctx.connection_id, activity)
+        flags = PendingIntentHandle.IMMUTABLE_KNOWN | PendingIntentHandle.KIND_KNOWN
+        flags |= PendingIntentHandle.ACTIVITY
+        if activity.immutable:
+            flags |= PendingIntentHandle.IMMUTABLE
+        return PendingIntentHandle(hid, activity.package, flags)
+
+    def register_file(self, ctx: CallContext, source: FileSource) -> FileDescriptorHandle:
+        source = self.faults.wrap_file(ctx.app.package, source)
+        hid = "fd_" + secrets.token_hex(8)
+        self._handles[hid] = _Handle(ctx.connection_id, source)
+        return FileDescriptorHandle(hid, source.size)
+
+    def _handle(self, args: Bundle, conn: ServerConnection, kind: type) -> Any:
+        hid = _str(args, "handle")
+        h = self._handles.get(hid)
+        if h is None or h.connection_id != conn.connection_id or not isinstance(h.target, kind):
+            raise RelayError(NOT_FOUND, f"no such handle {hid[:40]!r} on this connection")
+        return h.target
+
+    async def _in_process(
+        self, app: VirtualApp, coro: Coroutine[Any, Any, Any], what: str, conn: ServerConnection
+    ) -> Any:
+        """Run app code inside its process: a kill during the call is a dead binder."""
+        if self.faults.delays:
+            await self.faults.before_ipc(app.package)
+        app.ensure_process()
+        task = app.spawn(coro, what)
+        try:
+            result = await asyncio.shield(task)
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise
+            raise RelayError(
+                IPC_FAILED, f"{app.package} died during {what} (DeadObjectException)"
+            ) from None
+        except ProcessKilled:
+            raise RelayError(
+                IPC_FAILED, f"{app.package} died during {what} (DeadObjectException)"
+            ) from None
+        except RelayError:
+            raise
+        except NotImplementedError:
+            raise RelayError(NOT_FOUND, f"{app.package} has no component for {what}") from None
+        except Exception as exc:
+            log.warning("virtual app %s crashed in %s: %r", app.package, what, exc)
+            raise RelayError(
+                IPC_FAILED, f"{app.package} crashed during {what}: {type(exc).__name__}"
+            ) from None
+        if self.faults.take_drop():
+            close = getattr(conn, "close", None)
+            if close is not None:
+                close()
+            raise RelayError(IPC_FAILED, "connection dropped by fault injection")
+        return result
+
+    def _ctx(self, app: VirtualApp, conn: ServerConnection) -> CallContext:
+        return CallContext(self, app, Caller(), conn.connection_id)
+
+    def _provider_app(self, authority: str) -> VirtualApp:
+        for app in self.apps.values():
+            for p in app.manifest.providers:
+                if p.authority == authority and p.enabled:
+                    if not p.exported:
+                        raise RelayError(SECURITY, f"provider {authority} is not exported")
+                    return app
+        raise RelayError(NOT_FOUND, f"Unknown authority {authority[:120]}")
+
+    # --- operations -----------------------------------------------------------------------------
+    async def _op_discover(self, args: Bundle, conn: ServerConnection) -> Bundle:
+        only = _str(args, "package", optional=True)
+        records = []
+        for app in self.apps.values():
+            if only is not None and app.package != only:
+                continue
+            m = app.manifest
+            listed = (
+                any(TOOL_PROVIDER_ACTION in s.actions for s in m.services)
+                or m.app_meta_data.get(EXT_META) is True
+                or any(
+                    a.startswith("org.ethereumphone.andyclaw.")
+                    for s in m.services
+                    for a in s.actions
+                )
+                or any(
+                    a.startswith("org.ethereumphone.andyclaw.")
+                    for c in m.receivers
+                    for a in c.actions
+                )
+                or any(
+                    a.startswith("org.ethereumphone.andyclaw.")
+                    for c in m.activities
+                    for a in c.actions
+                )
+                or any(p.authority.endswith(EXTENSION_AUTHORITY_SUFFIX) for p in m.providers)
+            )
+            if listed:
+                records.append(m.to_record())
+        return Bundle(packages=BundleArray(records))
+
+    async def _op_call(self, args: Bundle, conn: ServerConnection) -> Bundle:
+        authority = _str(args, "authority")
+        method = _str(args, "method")
+        arg = _str(args, "arg", optional=True)
+        extras = args.get("extras")
+        if extras is not None and not isinstance(extras, Bundle):
+            raise RelayError(BAD_ARGS, "extras must be a Bundle or null")
+        app = self._provider_app(authority)
+        ctx = self._ctx(app, conn)
+        reply = await self._in_process(
+            app, app.call(ctx, authority, method, arg, extras), f"call {method[:40]}", conn
+        )
+        return Bundle(reply=reply)
+
+    async def _op_read_file(self, args: Bundle, conn: ServerConnection) -> AsyncIterator[bytes]:
+        source: FileSource = self._handle(args, conn, FileSource)
+        max_bytes = _int(args, "max_bytes")
+        chunk = _int(args, "chunk_size", 262_144)
+        if source.size > max_bytes:
+            raise RelayError(
+                TOO_LARGE, f"the file is {source.size} bytes, more than max_bytes ({max_bytes})"
+            )
+        return source.read(chunk)
+
+    async def _op_close_handle(self, args: Bundle, conn: ServerConnection) -> Bundle:
+        hid = _str(args, "handle")
+        h = self._handles.get(hid)
+        closed = h is not None and h.connection_id == conn.connection_id
+        if closed:
+            del self._handles[hid]
+        return Bundle(closed=closed)
+
+    async def _op_launch_pending_intent(self, args: Bundle, conn: ServerConnection) -> Bundle:
+        activity: PendingActivity = self._handle(args, conn, PendingActivity)
+        approved = True
+        if activity.screen is not None:
+            approved = await self.show_confirmation(activity)
+        app = self.app(activity.package)
+        app.ensure_process()
+        code, data = await activity.on_result(approved)
+        return Bundle(result_code=Int(code), data=data)
+
+    async def show_confirmation(self, activity: PendingActivity) -> bool:
+        """Put the provider's confirmation screen up and wait for the user's answer."""
+        assert activity.screen is not None
+        s = activity.screen
+        req = ConfirmationRequest(
+            confirmation_id="cr_" + secrets.token_hex(8),
+            package=activity.package,
+            title=s.title,
+            target=s.target,
+            action=s.action,
+            parameters=dict(s.parameters),
+            consequences=s.consequences,
+        )
+        fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._confirmations[req.confirmation_id] = fut
+        self.pending_confirmations[req.confirmation_id] = req
+        try:
+            self.emit_all(req.to_event())
+            if self.confirmation_handler is not None:
+                answer = self.confirmation_handler(req)
+                if inspect.isawaitable(answer):
+                    answer = await answer
+                if answer is not None and not fut.done():
+                    fut.set_result(bool(answer))
+            return await fut
+        finally:
+            self._confirmations.pop(req.confirmation_id, None)
+            self.pending_confirmations.pop(req.confirmation_id, None)
+
+    def answer(self, confirmation_id: str, approve: bool) -> bool:
+        """Answer a confirmation screen (in-process front ends call this directly)."""
+        fut = self._confirmations.get(confirmation_id)
+        if fut is None or fut.done():
+            return False
+        fut.set_result(approve)
+        return True
+
+    async def _op_answer_confirmation(self, args: Bundle, conn: ServerConnection) -> Bundle:
+        cid = _str(args, "confirmation_id")
+        approve = args.get("approve")
+        if not isinstance(approve, bool):
+            raise RelayError(BAD_ARGS, "approve must be a boolean")
+        return Bundle(accepted=self.answer(cid, approve))
+
+    def _component_app(self, package: str) -> VirtualApp:
+        return self.app(package)
+
+    async def _op_bind_transact(self, args: Bundle, conn: ServerConnection) -> Bundle:
+        package = _str(args, "package")
+        action = _str(args, "action")
+        descriptor = _str(args, "descriptor")
+        code = _int(args, "code")
+        strings = args.get("strings") or ()
+        app = self.app(package)
+        services = [s for s in app.manifest.services if action in s.actions and s.enabled]
+        if not services:
+            raise RelayError(NOT_FOUND, f"{package} has no service for action {action[:100]}")
+        if not services[0].exported:
+            raise RelayError(SECURITY, f"the service {services[0].name} is not exported")
+        ctx = self._ctx(app, conn)
+        r = await self._in_process(
+            app, app.transact(ctx, action, descriptor, code, list(strings)), "bind_transact", conn
+        )
+        exc = None
+        if r.exception_class is not None:
+            exc = Bundle({"class": r.exception_class, "message": r.exception_message})
+        return Bundle(exception=exc, reply=r.reply)
+
+    async def _op_broadcast(self, args: Bundle, conn: ServerConnection) -> Bundle:
+        package = _str(args, "package")
+        action = _str(args, "action")
+        extras = _bundle(args, "extras")
+        reply_action = _str(args, "reply_action")
+        timeout_s = _int(args, "timeout_ms", 30_000) / 1000.0
+        app = self.app(package)
+        receivers = [r for r in app.manifest.receivers if action in r.actions]
+        started = time.monotonic()
+        reply: tuple[str, Bundle] | None = None
+        if receivers and receivers[0].exported and receivers[0].enabled:
+            sent = Bundle(extras)
+            sent["response_action"] = reply_action
+            ctx = self._ctx(app, conn)
+            reply = await self._in_process(
+                app, app.on_broadcast(ctx, action, sent), "broadcast", conn
+            )
+        if reply is not None and reply[0] == reply_action:
+            return Bundle(reply=reply[1], timed_out=False)
+        # nobody answered on reply_action: wait out the timeout, as the relay does (finishing
+        # a little early so the server's own per-op timeout does not pre-empt the answer)
+        remaining = timeout_s * 0.9 - (time.monotonic() - started)
+        if remaining > 0:
+            await asyncio.sleep(remaining)
+        return Bundle(reply=None, timed_out=True)
+
+    async def _op_start_activity(self, args: Bundle, conn: ServerConnection) -> Bundle:
+        package = _str(args, "package")
+        action = _str(args, "action")
+        extras = _bundle(args, "extras")
+        app = self.app(package)
+        m = app.manifest
+        acts = [a for a in m.activities if action in a.actions and a.enabled]
+        if not acts:
+            return Bundle(launched=False, component=None)
+        if not acts[0].exported:
+            raise RelayError(SECURITY, f"the activity {acts[0].name} is not exported")
+        ctx = self._ctx(app, conn)
+        await self._in_process(
+            app, app.on_activity_start(ctx, action, extras), "start_activity", conn
+        )
+        return Bundle(launched=True, component=f"{package}/{m.qualify(acts[0].name)}")
+
+    async def _op_read_resource(self, args: Bundle, conn: ServerConnection) -> Bundle:
+        app = self.app(_str(args, "package"))
+        rid = _int(args, "resource_id")
+        max_bytes = _int(args, "max_bytes")
+        res = app.raw_resources().get(rid)
+        if res is None:
+            raise RelayError(NOT_FOUND, f"{app.package} has no resource 0x{rid & 0xFFFFFFFF:08x}")
+        name, data = res
+        if len(data) > max_bytes:
+            raise RelayError(TOO_LARGE, f"the resource is {len(data)} bytes (max {max_bytes})")
+        return Bundle(data=data, name=f"{app.package}:{name}")
+
+    async def _op_wake_provider(self, args: Bundle, conn: ServerConnection) -> Bundle:
+        authority = _str(args, "authority")
+        package = _str(args, "package")
+        mode = _str(args, "mode")
+        if mode not in ("acquire", "launch"):
+            raise RelayError(BAD_ARGS, "mode must be 'acquire' or 'launch'")
+        app = self.apps.get(package)
+        if app is None:
+            return Bundle(ok=False, detail=f"package {package} is not installed")
+        if authority not in app.manifest.authorities():
+            return Bundle(ok=False, detail=f"{package} declares no provider {authority}")
+        was_running = app.process_running
+        app.ensure_process()
+        how = "acquired the provider client" if mode == "acquire" else "started the launch intent"
+        state = "already running" if was_running else "process started"
+        return Bundle(ok=True, detail=f"{how}; {state}")
+
+    async def _op_force_stop(self, args: Bundle, conn: ServerConnection) -> Bundle:
+        self.app(_str(args, "package")).kill_process()
+        return Bundle(stopped=True)
+
+    async def _op_fault(self, args: Bundle, conn: ServerConnection) -> Bundle:
+        self.faults.arm(args)
+        return Bundle(armed=True)

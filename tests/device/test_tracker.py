@@ -1,0 +1,85 @@
+"""Hot-plug tracking through `host:track-devices` on the real adb server."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from inspector.device.adb_server import AdbEndpoint, kill_server
+from inspector.device.devices import AdbDevices, DeviceTracker
+from inspector.device.models import DeviceChange, DeviceState
+from tests.device.conftest import connect_phone, poll_until
+from tests.device.fakephone import FakePhone, free_port
+
+pytestmark = pytest.mark.adb
+
+
+async def test_tracker_follows_plug_cable_pull_and_disconnect(adb_endpoint: AdbEndpoint) -> None:
+    devices = AdbDevices(adb_endpoint)
+    tracker = DeviceTracker(devices)
+    events: list[DeviceChange] = []
+    tracker.add_listener(events.append)
+    tracker.start()
+    p = FakePhone().start()
+    try:
+        await asyncio.to_thread(connect_phone, adb_endpoint, p)
+        info = await tracker.wait_for_state(p.serial, DeviceState.DEVICE, 10)
+        assert (info.model, info.sdk_int, info.abi) == ("Fake Phone 7", 34, "arm64-v8a")
+        assert any(e.kind == "added" and e.device.serial == p.serial for e in events)
+
+        await asyncio.to_thread(p.pull_cable)
+        info = await tracker.wait_for_state(p.serial, DeviceState.OFFLINE, 10)
+        assert "Replug the cable" in info.hint and info.model is None
+
+        p.plug_cable()
+        await devices.connect_network(p.serial)
+        info = await tracker.wait_for_state(p.serial, DeviceState.DEVICE, 10)
+        assert info.release == "14"
+
+        await devices.disconnect_network(p.serial)
+        await tracker.wait_for(lambda devs: p.serial not in {d.serial for d in devs}, 10)
+        assert events[-1].kind == "removed" and events[-1].device.serial == p.serial
+    finally:
+        await tracker.stop()
+        p.stop()
+
+
+async def test_offline_device_is_listed_with_what_to_do(adb_endpoint: AdbEndpoint) -> None:
+    p = FakePhone(mode="offline").start()  # accepts TCP, never answers the handshake
+    try:
+        assert connect_phone(adb_endpoint, p, timeout=1.0) == "timeout"
+        devices = AdbDevices(adb_endpoint)
+        states = dict(await devices.list_states())
+        info = await devices.describe(p.serial, states[p.serial])
+        assert info.state is DeviceState.OFFLINE and not info.usable
+        assert "adb kill-server" in info.hint
+    finally:
+        await AdbDevices(adb_endpoint).disconnect_network(p.serial)
+        p.stop()
+
+
+async def test_tracker_starts_adb_and_recovers_from_a_server_restart() -> None:
+    endpoint = AdbEndpoint(port=free_port())  # a second private server, not running yet
+    assert not endpoint.is_running()
+    tracker = DeviceTracker(AdbDevices(endpoint), retry_interval=0.1)
+    events: list[DeviceChange] = []
+    tracker.add_listener(events.append)
+    tracker.start()
+    p = FakePhone().start()
+    try:
+        await poll_until(endpoint.is_running, 20, "the tracker to start the adb server")
+        await asyncio.to_thread(connect_phone, endpoint, p)
+        await tracker.wait_for_state(p.serial, DeviceState.DEVICE, 10)
+
+        await kill_server(endpoint)
+        await tracker.wait_for(lambda devs: devs == [], 10)  # everything reported gone
+        assert (events[-1].kind, events[-1].device.serial) == ("removed", p.serial)
+        await poll_until(endpoint.is_running, 20, "the tracker to restart the adb server")
+        await asyncio.to_thread(connect_phone, endpoint, p)
+        await tracker.wait_for_state(p.serial, DeviceState.DEVICE, 10)
+        assert tracker.last_error is None
+    finally:
+        await tracker.stop()
+        await kill_server(endpoint)
+        p.stop()

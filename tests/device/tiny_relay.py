@@ -1,0 +1,96 @@
+"""What the fake phone runs as "the relay": the relay server core with a tiny backend.
+
+The backend answers `call` by echoing what it was asked, and counts connections, so the
+tests can see a real CETP-shaped call travel desktop → adb server → fake phone → relay.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from inspector.device.shipped_relay import RELAY_PACKAGE, ShippedRelay, load_shipped_relay
+from inspector.protocol.bundle import Bundle, Int
+from inspector.relay.api import HelloInfo, RelayBackend, ServerConnection
+from inspector.relay.server import RelayServer, ServerHandle
+from tests.device.fakephone import ApkInfo, FakePhone
+
+RELAY_KEY = "relay-release-key"
+
+
+class TinyBackend:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str]] = []
+        self.connections = 0
+
+    def hello_info(self, client: str) -> HelloInfo:
+        self.connections += 1
+        return HelloInfo(
+            protocol_version=1,
+            relay_version_code=1,
+            relay_version_name="tiny",
+            capabilities=("call",),
+            caller_package=RELAY_PACKAGE,
+            caller_uid=10234,
+            caller_cert_sha256=(RELAY_KEY,),
+            device={"serial": "FAKE0001", "model": "Fake Phone 7", "sdk_int": 34},
+        )
+
+    async def handle(self, op: str, args: Bundle, conn: ServerConnection) -> Bundle:
+        self.calls.append((str(args.get("authority")), str(args.get("method"))))
+        reply = Bundle(method=args.get("method"), count=Int(len(self.calls)))
+        return Bundle(reply=reply)
+
+    def connection_closed(self, conn: ServerConnection) -> None:
+        pass
+
+
+class PhoneRelay:
+    """Plugs a relay server into a fake phone's `am start-foreground-service`."""
+
+    def __init__(
+        self,
+        phone: FakePhone,
+        token_override: str | None = None,
+        backend: RelayBackend | None = None,
+    ) -> None:
+        self.tiny = TinyBackend()
+        self.backend: RelayBackend = backend or self.tiny
+        self.handles: list[ServerHandle] = []
+        self.started: list[tuple[str, str]] = []  # (socket name, token) as the phone got them
+        self._token_override = token_override
+        phone.relay_starter = self.start
+
+    async def start(self, name: str, token: str) -> tuple[str, int]:
+        self.started.append((name, token))
+        server = RelayServer(self.backend, self._token_override or token)
+        handle = await server.serve_tcp()
+        self.handles.append(handle)
+        return handle.address
+
+    async def close(self) -> None:
+        for h in self.handles:
+            h.close()
+
+
+def stand_in_relay(folder: Path, version_code: int = 3) -> ShippedRelay:
+    """A generated stand-in for the shipped APK (used while resources/relay/ is absent)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    apk = b"PK\x03\x04 stand-in relay apk " + bytes(range(256)) * 300
+    (folder / "cetp-relay.apk").write_bytes(apk)
+    meta = {
+        "versionCode": version_code,
+        "versionName": f"0.{version_code}",
+        "sha256": hashlib.sha256(apk).hexdigest(),
+    }
+    (folder / "relay.json").write_text(json.dumps(meta))
+    return load_shipped_relay(folder)
+
+
+def teach_phone(phone: FakePhone, shipped: ShippedRelay, cert: str = RELAY_KEY) -> None:
+    """Tell the fake `pm install` what the shipped APK contains (it cannot parse APKs)."""
+    digest = hashlib.sha256(shipped.apk_path.read_bytes()).hexdigest()
+    phone.state.known_apks[digest] = ApkInfo(
+        shipped.package, shipped.version_code, shipped.version_name, cert
+    )

@@ -1,0 +1,3 @@
+"""A plugin that forgets to define register()."""
+
+X = 1
