@@ -136,3 +136,16 @@ def alt_args(schema: Any, args: Any) -> Any | None:
         if c != args and schemas.is_valid(c, schema):
             return c
     return None
+
+
+def probe_args(schema: Any) -> tuple[Any, str] | None:
+    """Arguments for a read probe: valid ones, or — when the schema cannot be applied
+    locally (an unresolvable $ref) — a best-effort sample; None when neither exists."""
+    v = valid_args(schema)
+    if v is not None:
+        return v, "valid arguments"
+    if isinstance(schema, dict) and not _usable(schema):
+        s = sample(schema)
+        if isinstance(s, dict):
+            return s, "best-effort arguments (the schema cannot be applied locally)"
+    return None

@@ -3,7 +3,9 @@ checks that judge everything the run observed (phase 2: envelopes, untrusted tex
 
 from __future__ import annotations
 
+import itertools
 import secrets
+from typing import Any
 
 from inspector.conformance import argsgen
 from inspector.conformance.context import (
@@ -190,7 +192,7 @@ async def revision_changes(ctx: RunContext) -> Verdict:
             return failed(f"list_tools: {v}")
         lists.append(tl)
     fs: list[Finding] = []
-    for a, b in zip(lists, lists[1:], strict=False):
+    for a, b in itertools.pairwise(lists):
         fs += R.check_revision(a, b)
     v = from_findings(fs)
     v.observed = {"revisions": [t.revision for t in lists],
@@ -268,15 +270,19 @@ async def invalid_args(ctx: RunContext) -> Verdict:
     return passed(f"INVALID_ARGS from {len(tried)} tool(s)", probes=tried)
 
 
+def _read_args(ctx: RunContext, t: cetp.ToolDescriptor) -> tuple[Any, str] | None:
+    if t.name in ctx.setup.tool_args:
+        return ctx.setup.tool_args[t.name], "arguments from the setup"
+    return argsgen.probe_args(t.input_schema)
+
+
 def _plan_output(ctx: RunContext) -> PlanDecision:
     calls = []
     for t in _probe_tools(ctx):
-        args = ctx.setup.tool_args.get(t.name)
-        if args is None:
-            args = argsgen.valid_args(t.input_schema)
-        if args is not None:
+        got = _read_args(ctx, t)
+        if got is not None:
             calls.append(PlannedCall(method="execute_tool", tool=t.name,
-                                     note="valid arguments " + cetp.args_json(args)[:80]))
+                                     note=f"{got[1]} {cetp.args_json(got[0])[:80]}"))
     return PlanDecision("run", "", tuple(calls))
 
 
@@ -287,13 +293,11 @@ async def output_schema(ctx: RunContext) -> Verdict:
     schema); every inline result the run saw must match its tool's output_schema."""
     skipped: list[str] = []
     for t in _probe_tools(ctx):
-        args = ctx.setup.tool_args.get(t.name)
-        if args is None:
-            args = argsgen.valid_args(t.input_schema)
-        if args is None:
+        got = _read_args(ctx, t)
+        if got is None:
             skipped.append(t.name)
             continue
-        r = await ctx.execute(t.name, args)
+        r = await ctx.execute(t.name, got[0])
         if r.reply is not None and r.reply.accepted:
             await ctx.settle(r, r.exchange.request_id or "")
     fs: list[Finding] = []

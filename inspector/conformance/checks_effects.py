@@ -15,8 +15,9 @@ from inspector.conformance.context import (
     RunContext,
     Snapshot,
     Verdict,
-    effect_size,
+    effect_vector,
     failed,
+    from_findings,
     passed,
     signature,
 )
@@ -28,7 +29,7 @@ from inspector.protocol import cetp
 from inspector.protocol import rules as R
 from inspector.protocol.exchange import Finding
 
-I, C = Category.IDEMPOTENCY, Category.CONFIRMATION
+IDEM, C = Category.IDEMPOTENCY, Category.CONFIRMATION
 RESOLUTION_CODES = ("AUTH_REQUIRED", "USER_ACTION_REQUIRED")
 
 
@@ -46,10 +47,11 @@ async def _obs(ctx: RunContext, sc: Scenario) -> Snapshot | None:
     return await ctx.observe(sc.observer) if sc.observer is not None else None
 
 
-def _delta(a: Snapshot | None, b: Snapshot | None) -> int | None:
+def _delta(a: Snapshot | None, b: Snapshot | None) -> dict[str, float] | None:
+    """The observer's change from a to b ({} = none; None without an observer)."""
     if a is None or b is None:
         return None
-    return effect_size(a.value, b.value)
+    return effect_vector(a.value, b.value)
 
 
 async def _first_mutation(ctx: RunContext, sc: Scenario, rid: str, args: Any = None
@@ -65,8 +67,8 @@ async def _first_mutation(ctx: RunContext, sc: Scenario, rid: str, args: Any = N
     return sig
 
 
-def _need_change(d: int | None, what: str) -> None:
-    if d == 0:
+def _need_change(d: dict[str, float] | None, what: str) -> None:
+    if d is not None and not d:
         raise NeedsSetup(f"the observer's output did not change after {what}, so it cannot "
                          "reveal effects; choose an observer that shows this one")
 
@@ -79,7 +81,7 @@ _MUT = dict(observer=True)
 
 
 @check("idempotency.replay", "same request_id and args → same outcome, no second effect",
-       "§6", "MUST", I,
+       "§6", "MUST", IDEM,
        plan=planner("mutation", lambda sc: [("observe", "before"),
                                             ("execute_tool", "request_id R"),
                                             ("observe", "after"),
@@ -122,7 +124,7 @@ def _alt(ctx: RunContext, sc: Scenario, given: Any) -> Any:
 
 
 @check("idempotency.different_args", "same request_id, different args → INVALID_REQUEST",
-       "§6", "MUST", I,
+       "§6", "MUST", IDEM,
        plan=planner("mutation", lambda sc: [("observe", "before"),
                                             ("execute_tool", "request_id R"),
                                             ("observe", "after"),
@@ -150,7 +152,7 @@ async def different_args(ctx: RunContext) -> Verdict:
 
 
 @check("idempotency.concurrent", "concurrent calls with one request_id → one executor", "§6",
-       "MUST", I,
+       "MUST", IDEM,
        plan=planner("mutation", lambda sc: [("observe", "before"),
                                             ("execute_tool", "N calls at once, one request_id"),
                                             ("observe", "one effect")], **_MUT))
@@ -178,7 +180,7 @@ async def concurrent(ctx: RunContext) -> Verdict:
                       "executor", **obs)
     if sigs[0]["kind"] not in ("success", "file"):
         raise NeedsSetup(f"the mutation did not succeed ({sigs[0]})")
-    if d == 0:
+    if d is not None and not d:
         raise NeedsSetup("the observer did not change; it cannot reveal effects")
     if ctx.single_effect is not None and d != ctx.single_effect:
         return failed(f"the observer changed by {d}, one execution changes it by "
@@ -187,7 +189,7 @@ async def concurrent(ctx: RunContext) -> Verdict:
 
 
 @check("idempotency.retry_after_timeout", "a retry after a lost reply has no second effect",
-       "§4.1", "MUST", I,
+       "§4.1", "MUST", IDEM,
        plan=planner("mutation", lambda sc: [("observe", "before"),
                                             ("execute_tool", "request_id R; the reply is lost "
                                              "(timeout)"),
@@ -200,18 +202,21 @@ async def retry_after_timeout(ctx: RunContext) -> Verdict:
     sc = require(ctx, "mutation", observer=True)
     b0 = await _obs(ctx, sc)
     rid = cetp.new_request_id()
-    how = "a 1 ms timeout"
-    timeout = 1
+    how, timeout, pause = "a 1 ms timeout", 1, 300
     if "fault" in ctx.relay_caps:
         try:
-            await ctx.relay.fault("delay", ms=1500, package=ctx.package)
-            how, timeout = "a 1.5 s provider delay against a 300 ms timeout", 300
-        except Exception:  # noqa: BLE001 - fall back to the short timeout
+            if ctx.reconnects:  # the provider acts, then the connection drops before the reply
+                await ctx.relay.fault("drop_connection")
+                how, timeout, pause = "the connection dropped after the provider acted", None, 0
+            else:  # the call is held past the timeout (it may never reach the provider)
+                await ctx.relay.fault("delay", ms=1500, package=ctx.package)
+                how, timeout, pause = "a 1.5 s delay against a 300 ms timeout", 300, 1800
+        except Exception:  # fall back to the short timeout
             pass
     r1 = await ctx.execute(sc.tool, sc.args, request_id=rid, timeout_ms=timeout)
     lost = r1.transport is not None
-    if lost:
-        await ctx.clock.sleep_ms(1800 if timeout == 300 else 300)
+    if lost and pause:
+        await ctx.clock.sleep_ms(pause)
     r2 = await ctx.execute(sc.tool, sc.args, request_id=rid)
     s2 = await ctx.settle(r2, rid)
     b1 = await _obs(ctx, sc)
@@ -281,7 +286,6 @@ async def resolution(ctx: RunContext) -> Verdict:
                           ok=ok, path="resolution.creator_package",
                           message="created by the provider" if ok else
                           f"created by {err.resolution.creator_package}, not {ctx.package}"))
-    from inspector.conformance.context import from_findings
     v = from_findings(fs)
     v.observed = {"error_code": err.error_code,
                   "resolution_flags": err.resolution.flags if err.resolution else None,
@@ -335,14 +339,14 @@ async def approve(ctx: RunContext) -> Verdict:
     effect happens (once)."""
     sc = require(ctx, "confirmation", observer=True)
     a = await _approved(ctx, sc)
-    ctx.approved = a  # type: ignore[attr-defined]
+    ctx.approved = a
     obs = {"activity_ok": a["activity_ok"], "outcome": a["outcome"], "effect": a["effect"]}
     if not a["activity_ok"]:
         return failed("the provider's confirmation activity did not return RESULT_OK after "
                       "approval", **obs)
     if a["outcome"]["kind"] not in ("success", "file"):
         return failed(f"the resumed call did not succeed: {a['outcome']}", **obs)
-    if a["effect"] == 0:
+    if a["effect"] is not None and not a["effect"]:
         raise NeedsSetup("the observer did not change after the approved call; choose one "
                          "that reveals this effect")
     return passed("resumed and succeeded", **obs)
@@ -357,7 +361,7 @@ async def token_single_use(ctx: RunContext) -> Verdict:
     """Re-using the resume_token (same execution, or a new request_id) must not act again:
     the same execution may return its recorded outcome; a new request_id must be refused."""
     sc = require(ctx, "confirmation", observer=True)
-    a = getattr(ctx, "approved", None) or await _approved(ctx, sc)
+    a = ctx.approved or await _approved(ctx, sc)
     if a["outcome"]["kind"] not in ("success", "file"):
         raise NeedsSetup("the approved execution did not succeed (see confirmation.approve)")
     r1 = await ctx.execute(sc.tool, sc.args, request_id=a["rid"], resume_token=a["token"])

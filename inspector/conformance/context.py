@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -137,25 +136,48 @@ def op_signature(op: OperationState) -> dict[str, Any]:
     return {"kind": op.state.value}
 
 
-def _leaves(value: Any, path: str = "") -> list[str]:
+def _shape(value: Any, path: str, arrays: dict[str, int], scalars: dict[str, Any],
+           in_array: bool = False) -> None:
     if isinstance(value, dict):
-        out: list[str] = []
         for k, v in value.items():
-            out += _leaves(v, f"{path}.{k}")
-        return out
-    if isinstance(value, list):
-        out = []
+            _shape(v, f"{path}.{k}", arrays, scalars, in_array)
+    elif isinstance(value, list):
+        arrays[path] = arrays.get(path, 0) + len(value)
         for v in value:
-            out += _leaves(v, f"{path}[]")
-        return out or [f"{path}=[]"]
-    return [f"{path}={canonical(value)}"]
+            _shape(v, f"{path}[]", arrays, scalars, True)
+    elif not in_array:
+        scalars[path] = value
+
+
+def effect_vector(before: Any, after: Any) -> dict[str, float]:
+    """How an observer's output changed: array lengths (growth per path, arrays inside
+    arrays summed), numbers outside arrays (their difference) and other values outside
+    arrays (1 when changed). `{}` means unchanged; two executions of an appending or
+    counting mutation give twice one execution's vector."""
+    a_arr: dict[str, int] = {}
+    a_sc: dict[str, Any] = {}
+    b_arr: dict[str, int] = {}
+    b_sc: dict[str, Any] = {}
+    _shape(before, "", a_arr, a_sc)
+    _shape(after, "", b_arr, b_sc)
+    out: dict[str, float] = {}
+    for p in sorted(set(a_arr) | set(b_arr)):
+        d = b_arr.get(p, 0) - a_arr.get(p, 0)
+        if d:
+            out[f"len({p or '.'})"] = d
+    for p in sorted(set(a_sc) | set(b_sc)):
+        x, y = a_sc.get(p), b_sc.get(p)
+        if x == y and (p in a_sc) == (p in b_sc):
+            continue
+        num = (isinstance(x, int | float) and isinstance(y, int | float)
+               and not isinstance(x, bool) and not isinstance(y, bool))
+        out[p or "."] = (y - x) if num else 1
+    return out
 
 
 def effect_size(before: Any, after: Any) -> int:
-    """How much an observer's output changed: the size of the multiset difference of its
-    leaves (paths without array indices). 0 means unchanged."""
-    a, b = Counter(_leaves(before)), Counter(_leaves(after))
-    return sum(((a - b) + (b - a)).values())
+    """0 when the observer's output did not change, else the number of changed aspects."""
+    return len(effect_vector(before, after))
 
 
 @dataclass
@@ -234,7 +256,9 @@ class RunContext:
         self.inline_successes: list[tuple[str, str | None, Any, str]] = []  # id, tool, value, data
         self.files_with_caps: list[tuple[str, FileResult, frozenset[str]]] = []
         self.token_caps: dict[str, frozenset[str]] = {}
-        self.single_effect: int | None = None  # effect size of one mutation (idempotency)
+        self.single_effect: dict[str, float] | None = None  # one mutation's effect vector
+        self.approved: dict[str, Any] | None = None  # the approved confirmation flow
+        self.async_run: dict[str, Any] | None = None  # the polled background operation
         self._desired_answer: bool | None = None
         self._handler_installed = False
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -252,10 +276,6 @@ class RunContext:
     @property
     def package(self) -> str:
         return self.decl.package
-
-    @property
-    def v2(self) -> bool:
-        return self.decl.supports_v2
 
     @property
     def capabilities(self) -> frozenset[str]:

@@ -128,8 +128,7 @@ class Unsupported:
 
 
 Value: TypeAlias = (
-    None
-    | str
+    str
     | bool
     | Int
     | Long
@@ -142,6 +141,7 @@ Value: TypeAlias = (
     | PendingIntentHandle
     | FileDescriptorHandle
     | Unsupported
+    | None
 )
 
 
