@@ -105,3 +105,57 @@ def bundle_open(ctx: Ctx) -> int:
     table([[e.method, e.target, e.tool or "", e.status.value, e.error_code or ""]
            for e in report.exchanges], ["METHOD", "TARGET", "TOOL", "STATUS", "ERROR"], ctx.out)
     return ExitCode.OK
+
+
+def _load_source(source: str) -> Any:
+    """A bundle file's session, else a recorded session by id or name."""
+    j = _journal()
+    if Path(source).is_file():
+        from inspector.session.bundle_file import BundleError, open_bundle
+
+        try:
+            return open_bundle(source).session
+        except BundleError as exc:
+            raise InspectorError("BAD_BUNDLE", str(exc), exit_code=ExitCode.USAGE) from exc
+    try:
+        return j.read_journal(find_session(source).path)
+    except j.JournalError as exc:
+        raise InspectorError("JOURNAL", str(exc), exit_code=ExitCode.USAGE) from exc
+
+
+async def cmd_bundle_replay(ctx: Ctx) -> int:
+    """Replay reads (and, if allowed, mutations) and diff recorded vs new answers.
+    Exit 0 when every answer matches, 4 when some differ (docs/cli.md)."""
+    from inspector.session.replay import replay_session
+
+    a = ctx.args
+    recorded = _load_source(a.source)
+    session = await ctx.open_session(discover=False)
+    report = await replay_session(recorded, session.relay,
+                                  confirm=lambda _ex: bool(a.allow_mutations),
+                                  new_request_ids=bool(a.new_request_ids))
+    changed = report.changed
+    results = [r.model_dump(mode="json") | {"changed": r.changed} for r in report.results]
+    code = ExitCode.OK if not changed else ExitCode.VERIFICATION
+    if ctx.json:
+        doc = ctx.base_doc(not changed)
+        doc.update({"results": results, "changed": len(changed)})
+        if changed:
+            doc["error"] = {"code": "REPLAY_DIFFERS", "retryable": False, "details": None,
+                            "message": f"{len(changed)} answer(s) differ from the recording",
+                            "hint": "see results[].diff"}
+        from inspector.cli.output import print_json
+
+        print_json(doc, ctx.out)
+        return code
+    table([[r.method, r.tool or "", r.action.value, r.kind.value,
+            "CHANGED" if r.changed else "", r.reason] for r in report.results],
+          ["METHOD", "TOOL", "ACTION", "KIND", "", "NOTE"], ctx.out)
+    for r in changed:
+        head = f"{r.method} {r.tool or ''}:" + (f" {r.error_code}" if r.error_code else "")
+        line(safe_text(head, 200, one_line=True), ctx.out)
+        for d in r.diff[:20]:
+            line(f"  {safe_text(d.path, 200, one_line=True)}: "
+                 f"{safe_text(repr(d.recorded), 200, one_line=True)} → "
+                 f"{safe_text(repr(d.new), 200, one_line=True)}", ctx.out)
+    return code

@@ -16,10 +16,12 @@ from inspector.cli.output import line, pretty_value
 from inspector.cli.progress import ProgressBar
 from inspector.cli.terminal_text import safe_text
 from inspector.consumer.engine import ProviderSession
+from inspector.consumer.errors import TransportFailure
 from inspector.consumer.execution import ExecState, Execution
 from inspector.consumer.large_results import FileVerdict
 from inspector.consumer.v1 import V1ProviderSession
 from inspector.protocol.discovery import CetpDeclaration
+from inspector.relay.api import DISCONNECTED
 from inspector.session.confirmations import ConfirmationRequest, fixed_policy
 from inspector.session.devices import VIRTUAL_SERIAL
 from inspector.session.errors import ErrorInfo, ExitCode, InspectorError
@@ -227,7 +229,7 @@ async def wait_operation(ctx: Ctx, ps: ProviderSession, ex: Execution) -> Execut
             return
         p = op.progress
         bar.update(p.current if p else None, p.total if p else None,
-                   f"{op.state.value} {p.message or '' if p else ''}".strip())
+                   f"{op.state.value} {(p.message or '') if p else ''}".strip())
 
     ex = await ps.wait_operation(ex, progress)
     bar.done(ex.operation.state.value if ex.operation else ex.state.value)
@@ -252,6 +254,9 @@ def save_result(ctx: Ctx, ex: Execution) -> str | None:
     verdict = ex.file_verdict
     if verdict is not None and verdict.content_path:
         try:
+            if not verdict.ok:  # never hand on bytes that failed verification
+                ctx.err.write(f"not saved to {target}: the file result failed verification\n")
+                return None
             shutil.copyfile(verdict.content_path, target)
         finally:
             verdict.discard()
@@ -335,9 +340,25 @@ def remember_operations(ctx: Ctx, session: Session, decl: CetpDeclaration) -> No
     session.add_execution_listener(on_change)
 
 
+async def ensure_negotiated(ps: ProviderSession) -> None:
+    """Negotiate before the execution, so a failure is reported as what it is (device
+    error, or a provider refusing v2) instead of as a failed call. negotiate has no side
+    effect, so one retry after a lost connection is safe."""
+    try:
+        await ps.ensure_session()
+    except TransportFailure as exc:
+        if exc.code not in (DISCONNECTED, "IPC_FAILED"):
+            raise
+        await ps.ensure_session()
+
+
 async def cmd_call(ctx: Ctx) -> int:
     a = ctx.args
     args_text = read_args(ctx)
+    if a.resume_token and not a.request_id:
+        raise InspectorError("BAD_INPUT", "--resume-token needs the --request-id of the "
+                             "execution it belongs to",
+                             hint="a resume_token is bound to one request_id (CETP v2 §4.3)")
     session = await ctx.open_session()
     session.confirmation_policy = confirmation_policy(ctx)
     decl = session.find_provider(a.provider)
@@ -345,6 +366,7 @@ async def cmd_call(ctx: Ctx) -> int:
     remember_operations(ctx, session, decl)
     resume_token = getattr(a, "resume_token", None)
     if isinstance(ps, ProviderSession):
+        await ensure_negotiated(ps)
         ex = Execution(tool_name=a.tool, args_json=args_text, protocol_version=2)
         if a.request_id:
             ex.request_id = a.request_id
@@ -402,6 +424,7 @@ async def cmd_ops(ctx: Ctx) -> int:
     decl = session.find_provider(provider)
     ps, ex = session.adopt_operation(decl, a.operation_id, request_id,
                                      remembered.tool if remembered else "")
+    await ensure_negotiated(ps)
     await ps.list_tools()  # the output schema of the tool, for verifying the result
     if a.ops_command == "cancel":
         outcome = await ps.cancel_operation(ex, confirm=True)

@@ -38,6 +38,8 @@ async def cmd_virtual_fault(ctx: Ctx) -> int:
         args["package"] = a.package
     if a.ms is not None:
         args["ms"] = a.ms
+    if a.when is not None:
+        args["when"] = a.when
     armed = await session.relay.fault(a.kind, **args)
     if ctx.json:
         ctx.emit({"fault": a.kind, "args": args, "armed": armed})

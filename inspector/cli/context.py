@@ -76,8 +76,9 @@ class Ctx:
     @property
     def command(self) -> str:
         cmd = self.args.command or ""
-        sub = getattr(self.args, "ops_command", None) or getattr(self.args, "virtual_command",
-                                                                 None)
+        sub = (getattr(self.args, "ops_command", None)
+               or getattr(self.args, "virtual_command", None)
+               or getattr(self.args, "bundle_command", None))
         return f"{cmd} {sub}" if sub else cmd
 
     def device_manager(self) -> DeviceManager:

@@ -85,7 +85,14 @@ def error_info(exc: BaseException) -> tuple[ErrorInfo, ExitCode]:
 
 
 def _handlers() -> dict[str, Callable[[Ctx], Awaitable[int]]]:
-    from inspector.cli import cmd_call, cmd_explore, cmd_ext, cmd_virtual, hooks
+    from inspector.cli import (
+        cmd_bundle,
+        cmd_call,
+        cmd_conformance,
+        cmd_explore,
+        cmd_ext,
+        cmd_virtual,
+    )
 
     return {
         "devices": cmd_explore.cmd_devices,
@@ -99,13 +106,14 @@ def _handlers() -> dict[str, Callable[[Ctx], Awaitable[int]]]:
         "ops": cmd_call.cmd_ops,
         "ext-call": cmd_ext.cmd_ext_call,
         "virtual fault": cmd_virtual.cmd_virtual_fault,
-        "conformance": hooks.cmd_conformance,
+        "conformance": cmd_conformance.cmd_conformance,
+        "bundle replay": cmd_bundle.cmd_bundle_replay,
     }
 
 
 async def run_command(ctx: Ctx) -> int:
     """Run one async command with the overall timeout; always close the session."""
-    key = ctx.command if ctx.args.command == "virtual" else ctx.args.command
+    key = ctx.command if ctx.args.command in ("virtual", "bundle") else ctx.args.command
     handler = _handlers()[key]
     try:
         return await asyncio.wait_for(handler(ctx), ctx.args.timeout)
@@ -143,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
             from inspector.cli.cmd_virtual import cmd_virtual_serve
 
             return cmd_virtual_serve(ctx)
-        if args.command == "bundle":
+        if args.command == "bundle" and args.bundle_command != "replay":
             from inspector.cli.cmd_bundle import cmd_bundle
 
             return cmd_bundle(ctx)

@@ -56,7 +56,7 @@ def print_error(err: ErrorInfo, *, as_json: bool, command: str, stream: TextIO |
 def table(rows: list[list[str]], headers: list[str], stream: TextIO | None = None) -> None:
     """A plain aligned table; every cell is sanitized and bounded."""
     out = stream or sys.stdout
-    cells = [[safe_text(c, 80, one_line=True) for c in r] for r in rows]
+    cells = [[_cell(c) for c in r] for r in rows]
     widths = [len(h) for h in headers]
     for r in cells:
         for i, c in enumerate(r):
@@ -65,6 +65,11 @@ def table(rows: list[list[str]], headers: list[str], stream: TextIO | None = Non
     for r in cells:
         out.write("  ".join(c.ljust(widths[i]) for i, c in enumerate(r)).rstrip() + "\n")
     out.flush()
+
+
+def _cell(value: str, width: int = 72) -> str:
+    text = safe_text(value, 4 * width, one_line=True)
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def line(text: str = "", stream: TextIO | None = None) -> None:

@@ -104,7 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--capabilities", default=None, metavar="LIST",
                    help="capabilities to negotiate (default: all known)")
     p.add_argument("--resume-token", default=None, metavar="TOKEN",
-                   help="resume an execution with this resume_token (needs --request-id)")
+                   help="resume an execution with this resume_token (needs --request-id; "
+                   "write --resume-token=TOKEN, tokens may start with '-')")
 
     ops = cmd("ops", "async operations (started here or with call --no-wait)")
     ops_sub = ops.add_subparsers(dest="ops_command", metavar="ACTION")
@@ -152,11 +153,20 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--package", default=None, help="app package (restart_process, "
                    "corrupt_digest)")
     f.add_argument("--ms", type=int, default=None, help="delay in milliseconds (delay)")
+    f.add_argument("--when", choices=("now", "after_commit"), default=None,
+                   help="restart_process: now, or right after the app's next committed "
+                   "mutation")
 
     p = cmd("conformance", "run the conformance suite against a provider")
     p.add_argument("provider", metavar="PROVIDER")
-    p.add_argument("--allow-mutations", action="store_true",
-                   help="allow the suite to invoke mutating tools")
+    p.add_argument("--allow-mutations", default=None, metavar="TOOLS",
+                   help="comma-separated tools the suite may invoke although they mutate")
+    p.add_argument("--setup", default=None, metavar="FILE",
+                   help="JSON setup (scenarios, tool args; docs/conformance.md)")
+    p.add_argument("--select", default=None, metavar="PATTERNS",
+                   help="only these checks (comma-separated ids or globs)")
+    p.add_argument("--skip", default=None, metavar="PATTERNS", help="skip these checks")
+    p.add_argument("--plan", action="store_true", help="print the plan and stop")
     p.add_argument("--junit", default=None, metavar="FILE", help="also write JUnit XML here")
     p.add_argument("--report", default=None, metavar="FILE", help="write the JSON report here")
 
@@ -175,4 +185,14 @@ def build_parser() -> argparse.ArgumentParser:
     o = bsub.add_parser("open", help="show a bug-report bundle (read-only)")
     _add_common(o, suppress=True)
     o.add_argument("file", metavar="FILE")
+    o = bsub.add_parser("replay", help="re-issue a recorded session's provider calls on a "
+                        "device and diff the answers")
+    _add_common(o, suppress=True)
+    o.add_argument("source", metavar="BUNDLE|SESSION", help="a bundle file, or a recorded "
+                   "session id or name")
+    o.add_argument("--allow-mutations", action="store_true",
+                   help="also re-issue mutations (default: reads only)")
+    o.add_argument("--new-request-ids", action="store_true",
+                   help="send mutations with NEW request ids (default: the recorded ones, "
+                   "so the provider's dedup answers instead of acting again)")
     return parser

@@ -51,6 +51,8 @@ log = logging.getLogger(__name__)
 
 CLIENT_NAME = "cetp-inspector/0.1.0"
 STREAM_LIMIT = 4 * 1024 * 1024
+SOCKET_BUFFER = 4 * 1024 * 1024
+"""Requested SO_RCVBUF (the kernel caps it at net.core.rmem_max)."""
 DEFAULT_CALL_TIMEOUT_S = 60.0
 """Client-side bound for ops without `timeout_ms` (ping, discover, close_handle …)."""
 TIMEOUT_GRACE_S = 5.0
@@ -153,6 +155,7 @@ class RelayClient:
             transport, proto = await loop.create_unix_connection(FrameProtocol, path)
         except OSError as exc:
             raise RelayError(DISCONNECTED, f"cannot connect to the relay at {path}: {exc}") from exc
+        _grow_receive_buffer(transport)
         return await cls.connect(proto, TransportWriter(transport, proto), token, **kwargs)
 
     @classmethod
@@ -160,6 +163,7 @@ class RelayClient:
         """Connect over an already connected stream socket (socketpair, adb forward …)."""
         loop = asyncio.get_running_loop()
         transport, proto = await loop.create_connection(FrameProtocol, sock=sock)
+        _grow_receive_buffer(transport)
         return await cls.connect(proto, TransportWriter(transport, proto), token, **kwargs)
 
     @classmethod
@@ -171,6 +175,7 @@ class RelayClient:
             raise RelayError(
                 DISCONNECTED, f"cannot connect to the relay at {host}:{port}: {exc}"
             ) from exc
+        _grow_receive_buffer(transport)
         return await cls.connect(proto, TransportWriter(transport, proto), token, **kwargs)
 
     def _start(self) -> None:
@@ -473,6 +478,14 @@ class RelayClient:
         for k, v in args.items():
             b[k] = Int(v) if isinstance(v, int) and not isinstance(v, bool | Int | Long) else v
         return _field(await self._request("fault", b), "armed", bool)
+
+
+def _grow_receive_buffer(transport: asyncio.BaseTransport) -> None:
+    """A receive buffer of several chunks keeps a large stream flowing (TCP / adb forward)."""
+    sock = transport.get_extra_info("socket")
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, SOCKET_BUFFER)
 
 
 class FileRead:

@@ -51,6 +51,8 @@ _U32 = struct.Struct(">I")
 _I32 = struct.Struct(">i")
 _I64 = struct.Struct(">q")
 _F64 = struct.Struct(">d")
+_unpack_u32 = _U32.unpack_from
+_new_int = int.__new__
 
 
 class CodecError(ValueError):
@@ -78,8 +80,61 @@ class EncodeError(TypeError):
 def encode_value(value: Value) -> bytes:
     """Encode one typed value (tag + body), deterministically."""
     out = bytearray()
-    _encode(value, out, 0, "")
+    try:
+        _fast(value, out, 0)
+    except (_Bad, EncodeError):
+        # the fast path keeps no paths; encode again slowly to name where the problem is
+        out = bytearray()
+        _encode(value, out, 0, "")
+        raise AssertionError("fast and path-tracking encoders disagree") from None
     return bytes(out)
+
+
+class _Bad(Exception):
+    pass
+
+
+def _utf8_key(kv: tuple[bytes, str]) -> bytes:
+    return kv[0]
+
+
+def _fast(value: Any, out: bytearray, depth: int) -> None:
+    """The encoder's hot path: exact-type dispatch, no path strings (see `_encode`)."""
+    t = type(value)
+    if t is str:
+        try:
+            b = value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise _Bad from None
+        out.append(T_STRING)
+        out += _U32.pack(len(b))
+        out += b
+    elif t is Bundle:
+        if depth >= MAX_DEPTH:
+            raise _Bad
+        out.append(T_BUNDLE)
+        try:
+            keyed = sorted([(k.encode("utf-8"), k) for k in value], key=_utf8_key)
+        except UnicodeEncodeError:
+            raise _Bad from None
+        out += _U32.pack(len(keyed))
+        for kb, k in keyed:
+            out += _U32.pack(len(kb))
+            out += kb
+            _fast(value[k], out, depth + 1)
+    elif value is None:
+        out.append(T_NULL)
+    elif t is Int:
+        out.append(T_INT)
+        out += _I32.pack(value)
+    elif t is bool:
+        out.append(T_BOOLEAN)
+        out.append(1 if value else 0)
+    elif t is Long:
+        out.append(T_LONG)
+        out += _I64.pack(value)
+    else:
+        _encode(value, out, depth, "")  # everything else: the general encoder
 
 
 def _utf8(s: str, path: str) -> bytes:
@@ -207,10 +262,18 @@ class _Decoder:
         return start
 
     def u8(self, what: str) -> int:
-        return self.buf[self.need(1, what)]
+        pos = self.pos
+        if pos >= len(self.buf):
+            raise CodecError(pos, f"{what} needs 1 bytes but only 0 remain")
+        self.pos = pos + 1
+        return self.buf[pos]
 
     def u32(self, what: str) -> int:
-        return _U32.unpack_from(self.buf, self.need(4, what))[0]
+        pos = self.pos
+        if pos + 4 > len(self.buf):
+            raise CodecError(pos, f"{what} needs 4 bytes but only {len(self.buf) - pos} remain")
+        self.pos = pos + 4
+        return _unpack_u32(self.buf, pos)[0]
 
     def count(self, what: str, min_size: int) -> int:
         """An element count, checked against the bytes left before anything is allocated."""
@@ -221,11 +284,20 @@ class _Decoder:
         return n
 
     def string(self, what: str, length: int | None = None) -> str:
-        at = self.pos
-        n = self.u32(f"{what} length") if length is None else length
-        start = self.need(n, what)
+        buf, at = self.buf, self.pos
+        size = len(buf)
+        if length is None:
+            if at + 4 > size:
+                raise CodecError(at, f"{what} length needs 4 bytes but only {size - at} remain")
+            n, start = _unpack_u32(buf, at)[0], at + 4
+        else:
+            n, start = length, at
+        end = start + n
+        if end > size:
+            raise CodecError(start, f"{what} needs {n} bytes but only {size - start} remain")
+        self.pos = end
         try:
-            return str(self.buf[start : start + n], "utf-8")
+            return str(buf[start:end], "utf-8")
         except UnicodeDecodeError as exc:
             raise CodecError(at, f"{what} is not valid UTF-8 ({exc.reason})") from None
 
@@ -236,10 +308,10 @@ class _Decoder:
             return None
         if tag == T_STRING:
             return self.string("String")
-        if tag == T_INT:
-            return Int(_I32.unpack_from(self.buf, self.need(4, "int"))[0])
+        if tag == T_INT:  # in range by construction: skip Int's Python-level check
+            return _new_int(Int, _I32.unpack_from(self.buf, self.need(4, "int"))[0])
         if tag == T_LONG:
-            return Long(_I64.unpack_from(self.buf, self.need(8, "long"))[0])
+            return _new_int(Long, _I64.unpack_from(self.buf, self.need(8, "long"))[0])
         if tag == T_BOOLEAN:
             b = self.u8("boolean")
             if b > 1:

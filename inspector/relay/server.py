@@ -67,6 +67,8 @@ DEFAULT_TIMEOUT_MS = 30_000
 MAX_TIMEOUT_MS = 120_000
 STREAM_LIMIT = 4 * 1024 * 1024
 """asyncio StreamReader buffer limit: well above one frame so reads are not chopped up."""
+SOCKET_BUFFER = 4 * 1024 * 1024
+"""Requested SO_SNDBUF (the kernel caps it at net.core.wmem_max)."""
 HASH_IN_THREAD_MIN = 64 * 1024
 """Chunks at least this big are hashed in a worker thread (hashlib releases the GIL)."""
 
@@ -325,10 +327,12 @@ class _Connection:
             self._cancel_requested.discard(rid)
 
     async def _stream(self, rid: int, args: Bundle, stream: Any) -> None:
+        """CHUNK… END for a backend's byte stream: coalesced to `chunk_size`, hashed here."""
         max_bytes, chunk = _stream_limits(args)
         digest = hashlib.sha256()
-        loop = asyncio.get_running_loop()
         size = 0
+        pending: list[bytes | memoryview] = []
+        pending_len = 0
         it: AsyncIterator[bytes] = stream.__aiter__()
         try:
             async for data in it:
@@ -339,20 +343,23 @@ class _Connection:
                     raise RelayError(
                         TOO_LARGE, f"the file is larger than max_bytes ({max_bytes} bytes)"
                     )
-                view = memoryview(data)
-                if n >= HASH_IN_THREAD_MIN:
-                    hashing = loop.run_in_executor(None, digest.update, view)
-                else:
-                    digest.update(view)
-                    hashing = None
-                for off in range(0, n, chunk):
-                    self._write(FrameType.CHUNK, rid, view[off : off + chunk])
-                    if self._closed:
-                        return
-                    await self._writer.drain()
-                if hashing is not None:
-                    await hashing
                 size += n
+                pending.append(data)
+                pending_len += n
+                if pending_len < chunk:
+                    continue
+                # Small pieces are joined (one copy) so every frame carries a full chunk;
+                # a backend yielding whole chunks is sent without any copy.
+                view = memoryview(pending[0] if len(pending) == 1 else b"".join(pending))
+                whole = pending_len - pending_len % chunk
+                if not await self._send_chunks(rid, view[:whole], chunk, digest):
+                    return
+                rest = view[whole:]
+                pending, pending_len = ([rest], len(rest)) if len(rest) else ([], 0)
+            if pending_len:
+                view = memoryview(pending[0] if len(pending) == 1 else b"".join(pending))
+                if not await self._send_chunks(rid, view, chunk, digest):
+                    return
             end = Bundle(size=Long(size), sha256=digest.hexdigest())
             await self._send(FrameType.END, rid, encode_value(end))
         finally:
@@ -360,6 +367,24 @@ class _Connection:
             if aclose is not None:
                 with contextlib.suppress(Exception):
                     await aclose()
+
+    async def _send_chunks(self, rid: int, view: memoryview, chunk: int, digest: Any) -> bool:
+        """Send `view` as CHUNK frames while hashing it; False when the connection closed."""
+        hashing = None
+        if len(view) >= HASH_IN_THREAD_MIN:  # hashlib releases the GIL: hash while sending
+            hashing = asyncio.get_running_loop().run_in_executor(None, digest.update, view)
+        else:
+            digest.update(view)
+        try:
+            for off in range(0, len(view), chunk):
+                self._write(FrameType.CHUNK, rid, view[off : off + chunk])
+                if self._closed:
+                    return False
+                await self._writer.drain()
+        finally:
+            if hashing is not None:
+                await asyncio.shield(hashing)  # never leave a thread updating the digest
+        return True
 
     async def _teardown(self) -> None:
         self._closed = True
@@ -373,6 +398,14 @@ class _Connection:
         with contextlib.suppress(Exception):
             self._writer.close()
             await asyncio.wait_for(self._writer.wait_closed(), 2.0)
+
+
+def _grow_send_buffer(writer: asyncio.StreamWriter) -> None:
+    """A send buffer of several chunks lets a stream flow without a wake-up per packet."""
+    sock = writer.get_extra_info("socket")
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SOCKET_BUFFER)
 
 
 @dataclass
@@ -409,6 +442,7 @@ class RelayServer:
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
         """Serve one connection until it closes (the `start_server` callback)."""
+        _grow_send_buffer(writer)
         conn = _Connection(self, reader, writer)
         self._connections.add(conn)
         await conn.serve()

@@ -123,6 +123,15 @@ class VirtualDeviceHost:
             await device.aclose()
 
 
+def from_adb(d: Any) -> DeviceInfo:
+    """`inspector.device.models.DeviceInfo` → a device-list row."""
+    return DeviceInfo(
+        serial=d.serial, kind="adb", state=str(d.state.value), model=d.title,
+        sdk=d.sdk_int, release=d.release or "", abi=d.abi or "", message=d.hint,
+        usable=d.usable,
+    )
+
+
 class AdbLayerSource:
     """`AdbSource` over `inspector.device.layer.AdbDeviceLayer` (created on first use)."""
 
@@ -144,14 +153,11 @@ class AdbLayerSource:
             if not self.start_server:
                 raise RuntimeError("the adb server is not running")
             await devices.start_server()
-        return [
-            DeviceInfo(
-                serial=d.serial, kind="adb", state=str(d.state.value), model=d.title,
-                sdk=d.sdk_int, release=d.release or "", abi=d.abi or "", message=d.hint,
-                usable=d.usable,
-            )
-            for d in await devices.list_devices()
-        ]
+        return [from_adb(d) for d in await devices.list_devices()]
+
+    def snapshot(self) -> list[DeviceInfo]:
+        """The hot-plug tracker's current list (after `start_tracking`)."""
+        return [from_adb(d) for d in self.layer.snapshot()]
 
     async def connect_relay(self, serial: str) -> RelayApi:
         from inspector.device.errors import DeviceError
@@ -175,6 +181,7 @@ class DeviceManager:
         self._listeners: list[DeviceListener] = []
         self.devices: list[DeviceInfo] = []
         self.adb_error: str = ""
+        self._tracking: AdbLayerSource | None = None
 
     def add_listener(self, listener: DeviceListener) -> None:
         self._listeners.append(listener)
@@ -211,6 +218,26 @@ class DeviceManager:
         adb = [d for d in devices if d.kind == "adb" and d.usable]
         return adb[0].serial if len(adb) == 1 else VIRTUAL_SERIAL
 
+    def start_tracking(self) -> bool:
+        """Follow adb hot-plug events (the GUI): each change re-lists and notifies.
+        Returns False when there is no adb layer to follow."""
+        src = self._adb_source()
+        if not isinstance(src, AdbLayerSource):
+            return False
+        try:
+            src.layer.add_listener(lambda _change: self._on_hotplug(src))
+            src.layer.start()
+        except Exception as exc:  # no adb binary/server: the virtual device still works
+            self.adb_error = f"cannot follow adb devices: {exc}"
+            return False
+        self._tracking = src
+        return True
+
+    def _on_hotplug(self, src: AdbLayerSource) -> None:
+        self.devices = [self.virtual_info(), *src.snapshot()]
+        for listener in list(self._listeners):
+            listener(self.devices)
+
     def connector(self, serial: str) -> Callable[[], Awaitable[RelayApi]]:
         """A function connecting a fresh relay client to `serial` (used by RelayLink)."""
         if serial == VIRTUAL_SERIAL:
@@ -229,4 +256,7 @@ class DeviceManager:
         return connect
 
     async def close(self) -> None:
+        tracking, self._tracking = self._tracking, None
+        if tracking is not None:
+            await tracking.layer.stop()
         await self.virtual.close()

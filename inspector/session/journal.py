@@ -537,8 +537,9 @@ def rename_session(session_id: str, name: str, directory: Path | str | None = No
 def delete_session(session_id: str, directory: Path | str | None = None) -> None:
     p = session_path(session_id, directory)
     p.unlink()
-    for bak in p.parent.glob(f"{p.stem}.v*.bak"):
-        bak.unlink()
+    for bak in p.parent.iterdir():  # migration backups; no glob: ids may hold "[" or "*"
+        if bak.name.startswith(f"{p.stem}.v") and bak.name.endswith(".bak"):
+            bak.unlink()
 
 
 # ---------------------------------------------------------------------------------------

@@ -87,6 +87,9 @@ class RelayLink:
                 raise
             for handler in self._event_handlers:
                 client.add_event_handler(handler)
+            on_close = getattr(client, "add_close_handler", None)
+            if callable(on_close):  # learn about an idle disconnect at once, not at next call
+                on_close(lambda err, c=client: self._closed_by_peer(c, err))
             self._client = client
             self._hello = client.hello_info
             self.connects += 1
@@ -97,6 +100,13 @@ class RelayLink:
         """Drop the current client (if any) and connect a new one."""
         await self._drop()
         return await self.ensure()
+
+    def _closed_by_peer(self, client: RelayApi, err: object) -> None:
+        """The client saw its connection end (cable pulled, relay killed) while idle."""
+        if self._client is client:
+            self._client = None
+            self.last_error = getattr(err, "message", None) or str(err or "connection closed")
+            self._set_state(LinkState.DISCONNECTED, self.last_error)
 
     async def _drop(self, reason: str = "") -> None:
         client, self._client = self._client, None

@@ -69,6 +69,7 @@ class ToolTarget(BaseModel):
     annotations: Annotations | None = None
     max_request_bytes: int | None = None
     bridges: list[str] = []  # AndyClaw bridges offering this function
+    requires_approval: bool = False  # AndyClaw requiresApproval
 
 
 class CallComposer(QWidget):
@@ -202,7 +203,17 @@ class CallComposer(QWidget):
             + (f"  ({bound(target.name, 64)})" if target.title else "")
         )
         self.description.setText(bound(target.description, PARAGRAPH_LIMIT, single_line=False))
-        self.badges.set_badges(annotation_badges(target.annotations))
+        if target.bridges:  # an AndyClaw function: no CETP annotations exist
+            self.badges.set_badges(
+                [("AndyClaw function", "badge", "Called through an extension bridge")]
+                + (
+                    [("requires approval", "badge-warn", "The host asks before every call")]
+                    if target.requires_approval
+                    else []
+                )
+            )
+        else:
+            self.badges.set_badges(annotation_badges(target.annotations))
         self.bridge.clear()
         self.bridge.addItems([bound(b, 40) for b in target.bridges])
         self.bridge.setVisible(bool(target.bridges))

@@ -349,6 +349,18 @@ class Controller(QObject):
             entry.executions.get(request_id)
         )
 
+    def timing(self, serial: str, ex: Execution) -> tuple[float, float] | None:
+        """(first start, last finish) in ms over the execution's exchanges, when known."""
+        entry = self.devices.get(serial)
+        if entry is None or entry.session is None or not ex.exchange_ids:
+            return None
+        rec = entry.session.recorder
+        xs = [x for x in (rec.by_id(i) for i in ex.exchange_ids) if x is not None]
+        done = [x.finished_ms for x in xs if x.finished_ms is not None]
+        if not xs or not done:
+            return None
+        return min(x.started_ms for x in xs), max(done)
+
     # ------------------------------------------------------------------ extensions
     def extension_host(self, serial: str, decl: ExtensionDeclaration) -> tuple[str, ExtensionHost]:
         key = f"{serial}|ext:{decl.package}"

@@ -129,6 +129,7 @@ class ExtensionView(QWidget):
                 + ("  [requiresApproval]" if fn.requiresApproval else ""),
                 input_schema=fn.inputSchema,
                 bridges=bridges,
+                requires_approval=fn.requiresApproval,
             )
         )
 

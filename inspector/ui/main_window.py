@@ -44,6 +44,7 @@ from inspector.ui.tools_panel import ToolsPanel
 from inspector.ui.traffic_panel import TrafficPanel
 
 TABS = ("Overview", "Tools", "Call composer", "Operations", "Traffic")
+HOTPLUG_MS = 3000
 SETTINGS_ORG = "cetp-inspector"
 SETTINGS_APP = "CETP Inspector"
 
@@ -153,6 +154,13 @@ class MainWindow(QMainWindow):
             (self.provider_traffic, TABS[4], "traffic"),
         ):
             self.tabs.addTab(w, theme.icon(icon), name)
+        self.conformance_holder = QWidget()
+        self.conformance_holder.setObjectName("conformanceHolder")
+        QVBoxLayout(self.conformance_holder).setContentsMargins(0, 0, 0, 0)
+        self.conformance_panel: QWidget | None = None
+        self._conformance_key: str | None = None
+        self.tabs.addTab(self.conformance_holder, theme.icon("ok"), "Conformance")
+        self.tabs.currentChanged.connect(self._tab_changed)
         self.stack.addWidget(self.tabs)
         self.extension_view = ExtensionView()
         self.stack.addWidget(self.extension_view)
@@ -169,8 +177,14 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.nav_dock], [330], Qt.Orientation.Horizontal)
         self.resizeDocks([self.traffic_dock], [200], Qt.Orientation.Vertical)
         self.restore_layout()
+        # adb devices come and go (cable pulls): poll the list while the window is open
+        self._hotplug = QTimer(self)
+        self._hotplug.setInterval(HOTPLUG_MS)
+        self._hotplug.timeout.connect(self._poll_devices)
+        self._polling = False
         if autostart:
             QTimer.singleShot(0, self.start)
+            self._hotplug.start()
 
     # ------------------------------------------------------------------ actions
     def _action(
@@ -254,6 +268,7 @@ class MainWindow(QMainWindow):
         c.transferProgress.connect(self._transfer)
         self.navigator.providerActivated.connect(self.open_provider)
         self.navigator.extensionActivated.connect(self.open_extension)
+        self.navigator.deviceActivated.connect(self.connect_device)
         c.extensionChanged.connect(self._extension_changed)
         self.extension_view.callRequested.connect(self._call_extension)
         self.navigator.rescan.clicked.connect(self.rescan)
@@ -290,6 +305,30 @@ class MainWindow(QMainWindow):
             self._status.setText("Ready — pick a provider, or press F5 to rescan.")
 
         self.run(boot(), "startup", "Starting the virtual device")
+
+    def _poll_devices(self) -> None:
+        if self._polling or not self.controller.devices_manager._use_adb:
+            return
+        self._polling = True
+
+        async def go() -> None:
+            try:
+                await self.controller.refresh_devices()
+            finally:
+                self._polling = False
+
+        self.run(go(), "hotplug", "Listing adb devices")
+
+    def connect_device(self, serial: str) -> None:
+        e = self.controller.device(serial)
+        if e is not None and (e.session is None or not e.session.link.connected):
+            if not e.info.usable:
+                self.report(f"{serial} is not usable", e.info.message or e.info.state)
+                return
+            self.current_serial = serial
+            self.run(
+                self.controller.connect(serial), f"connect:{serial}", f"Connecting to {serial}"
+            )
 
     def explore_virtual(self) -> None:
         async def go() -> None:
@@ -332,8 +371,8 @@ class MainWindow(QMainWindow):
     def show_about(self) -> AboutDialog:
         hello = None
         e = self.controller.device(self.current_serial or "virtual")
-        if e is not None and e.link is not None and e.link.connected:
-            hello = e.link.hello_info
+        if e is not None and e.session is not None and e.session.link.connected:
+            hello = e.session.link.hello_info
         dlg = AboutDialog(hello, self)
         dlg.open()
         return dlg
@@ -379,6 +418,10 @@ class MainWindow(QMainWindow):
         self.current_serial = serial
         self.stack.setCurrentWidget(self.tabs)
         self.overview.show_declaration(decl)
+        self.composer.set_target(None)
+        self.current_request_id = None
+        self.result.show_execution(None)
+        self.operations.show_executions([x for x in entry.executions.values() if x.operation_id])
         self.provider_traffic.model.clear()
         self.provider_traffic.model.add_many(
             x for x in self.controller.exchanges() if x.target == decl.authority
@@ -422,12 +465,55 @@ class MainWindow(QMainWindow):
 
         self.run(go(), f"ext-call:{function}", f"Calling {function}")
 
+    def _tab_changed(self, index: int) -> None:
+        if self.tabs.widget(index) is self.conformance_holder:
+            self.show_conformance()
+
+    def show_conformance(self) -> QWidget | None:
+        """Build the conformance tab for the current provider (lazily, on first view)."""
+        entry = self.controller.entry(self.current_key or "")
+        if entry is None or entry.engine is None or self._conformance_key == entry.key:
+            return self.conformance_panel
+        try:
+            from inspector.ui.conformance_binding import SessionConformanceBackend
+            from inspector.ui.conformance_panel import ConformancePanel
+        except ImportError as exc:  # the suite is optional for the rest of the window
+            self.report("Conformance unavailable", str(exc))
+            return None
+        lay = self.conformance_holder.layout()
+        if self.conformance_panel is not None:
+            lay.removeWidget(self.conformance_panel)
+            self.conformance_panel.deleteLater()
+        backend = SessionConformanceBackend(
+            self.controller.session(entry.serial), entry.declaration, entry.engine
+        )
+        label = entry.declaration.label or entry.declaration.package
+        panel = ConformancePanel(backend, label)
+        panel.evidence_requested.connect(self.select_exchange)
+        lay.addWidget(panel)
+        self.conformance_panel = panel
+        self._conformance_key = entry.key
+        tools = getattr(getattr(entry.engine, "tools", None), "tools", None)
+        if isinstance(tools, list) and hasattr(panel, "set_tools"):
+            panel.set_tools(tools)
+        if hasattr(panel, "refresh_plan"):
+            panel.refresh_plan()
+        return panel
+
+    def select_exchange(self, exchange_id: str) -> None:
+        self.traffic_dock.show()
+        self.traffic.filter.clear()
+        self.traffic.model.set_filter("")
+        self.traffic.select_exchange(exchange_id)
+
     def _provider_changed(self, key: str) -> None:
         if key != self.current_key:
             return
         entry = self.controller.entry(key)
         if entry is None or entry.engine is None:
             return
+        if self.tabs.currentWidget() is self.conformance_holder:
+            self.show_conformance()
         eng = entry.engine
         self.overview.show_error(entry.error)
         session = getattr(eng, "session", None)
@@ -502,7 +588,10 @@ class MainWindow(QMainWindow):
         if ex.operation_id:
             self.operations.update_execution(ex)
         if ex.request_id == self.current_request_id:
-            self.result.show_execution(ex)
+            t = self.controller.timing(serial, ex)
+            self.result.show_execution(
+                ex, started_ms=t[0] if t else None, finished_ms=t[1] if t else None
+            )
 
     def _launch(self, request_id: str) -> None:
         if self.current_key:

@@ -145,6 +145,12 @@ class OperationsModel(QAbstractTableModel):
         self.dataChanged.emit(self.index(r, 0), self.index(r, len(COLUMNS) - 1))
         return row
 
+    def clear(self) -> None:
+        self.beginResetModel()
+        self.rows.clear()
+        self._by_id.clear()
+        self.endResetModel()
+
     def row_for(self, request_id: str) -> OpRow | None:
         i = self._by_id.get(request_id)
         return None if i is None else self.rows[i]
@@ -215,6 +221,17 @@ class OperationsPanel(QWidget):
         self._timer.setInterval(500)
         self._timer.timeout.connect(self.model.tick)
         self._timer.start()
+
+    def show_executions(self, executions: list[Execution]) -> None:
+        """Replace the rows (another provider was picked)."""
+        self.model.clear()
+        self.timeline.clear()
+        self.result.clear()
+        self.status.setText("")
+        self.cancel.setEnabled(False)
+        for ex in executions:
+            self.update_execution(ex)
+        self.empty.setVisible(self.model.rowCount() == 0)
 
     def update_execution(self, ex: Execution) -> None:
         if not ex.operation_id:

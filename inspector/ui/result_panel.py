@@ -216,7 +216,12 @@ class ResultPanel(QWidget):
         )
         self.message.setText(bound(ex.message, 600, single_line=False))
         if started_ms is not None and finished_ms is not None:
-            self.timing.setText(f"{finished_ms - started_ms:,.0f} ms")
+            n = len(ex.exchange_ids)
+            self.timing.setText(
+                f"{finished_ms - started_ms:,.0f} ms over {n} exchange" + ("s" if n != 1 else "")
+            )
+        else:
+            self.timing.setText("")
         self.envelope.setVisible(True)
         self.env_request_id.setText(ex.request_id)
         kind = "—"

@@ -633,10 +633,12 @@ class SchemaForm(QScrollArea):
             elif isinstance(node, ArrayField):
                 for i, f in enumerate(node.items):
                     walk(f, f"{prefix}.{i}" if prefix else str(i))
-            elif hasattr(node, "edit"):
-                out.append((prefix, node.edit))
-            elif hasattr(node, "combo"):
-                out.append((prefix, node.combo))
+            else:
+                for attr in ("edit", "combo", "box"):
+                    w = getattr(node, attr, None)
+                    if w is not None:
+                        out.append((prefix, w))
+                        break
 
         walk(self.root, "")
         return out

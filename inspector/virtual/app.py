@@ -142,6 +142,9 @@ class VirtualApp:
         self.state_dir: Path | None = None
         self.device: VirtualDevice | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        # tasks currently inside an IPC entry point of this app (a binder thread, in effect)
+        self.ipc_tasks: set[asyncio.Task[Any]] = set()
+        self.killed_ipc: set[asyncio.Task[Any]] = set()
         self.process_running = False
         self.process_starts = 0
         self._manifest: PackageManifest | None = None
@@ -176,6 +179,11 @@ class VirtualApp:
             if t is not spare:
                 t.cancel()
         self._tasks.clear()
+        for t in list(self.ipc_tasks):
+            if t is not spare:
+                self.killed_ipc.add(t)
+                t.cancel()
+        self.ipc_tasks.clear()
         self.process_running = False
         self.on_process_death()
 

@@ -237,6 +237,8 @@ class CetpProvider(VirtualApp):
     }
     SESSION_TTL_MS = 3_600_000
     CONFIRMATION_TTL_MS = 300_000
+    GRANT_SCOPES: tuple[str, ...] = ()  # scopes a user must grant before use (AUTH_REQUIRED)
+    GRANT_TTL_MS = 3_600_000
     POLL_AFTER_MS = 250
     EXTRA_SCHEMA = ""
 
@@ -528,6 +530,13 @@ class CetpProvider(VirtualApp):
             stored = self.lookup_dedup(call)
             if stored is not None:
                 return stored
+            missing = self.missing_scopes(call)
+            if missing or (isinstance(resume, str) and self.resume_kind(resume) == "auth"):
+                # scope grant first (AUTH_REQUIRED); its token is spent once granted
+                if not isinstance(resume, str) or self.consume_resume_token(call, resume, "auth"):
+                    screen = self.describe_grant(call, missing)
+                    return self.require_confirmation(call, screen, "auth", missing)
+                resume = None
             screen = self.confirmation_screen(call)
             if screen is not None:
                 if not isinstance(resume, str) or self.consume_resume_token(call, resume):
@@ -578,7 +587,35 @@ class CetpProvider(VirtualApp):
         self._valid_docs.add(key)
 
     def authorize(self, call: ToolCall) -> None:
-        """Scope check on every execution (§3.4, §7.2). Default: the caller holds all scopes."""
+        """Scope check on every execution (§3.4, §7.2). Reads needing a user grant are
+        refused outright (PERMISSION_DENIED); mutations ask for the grant (AUTH_REQUIRED)."""
+        if call.spec.is_read and self.missing_scopes(call):
+            raise CetpError("PERMISSION_DENIED", "a required scope was not granted to you")
+
+    def missing_scopes(self, call: ToolCall) -> list[str]:
+        """Scopes of `GRANT_SCOPES` the caller UID holds no live grant for."""
+        need = [s for s in call.spec.scopes if s in self.GRANT_SCOPES]
+        if not need:
+            return []
+        held = {
+            r["scope"]
+            for r in self.store.all(
+                "SELECT scope FROM grants WHERE uid=? AND expires_ms>?", call.caller.uid, now_ms()
+            )
+        }
+        return [s for s in need if s not in held]
+
+    def describe_grant(self, call: ToolCall, scopes: list[str]) -> ConfirmationScreen:
+        catalog = {s.name: s for s in self.scopes()}
+        return ConfirmationScreen(
+            title="Allow access: "
+            + ", ".join(catalog[s].title if s in catalog else s for s in scopes),
+            target=self.PROVIDER_NAME,
+            action=f"grant {', '.join(scopes)} to UID {call.caller.uid} ({call.caller.package})",
+            parameters={"scopes": ",".join(scopes), "tool": call.spec.name},
+            consequences="The caller may use these scopes until the grant expires "
+            f"({self.GRANT_TTL_MS // 60000} min).",
+        )
 
     def validate_output(self, spec: ToolSpec, value: Any, value_json: str | None = None) -> None:
         """The provider MUST validate its output against output_schema (§4.2)."""
@@ -754,20 +791,29 @@ class CetpProvider(VirtualApp):
             consequences=call.spec.description,
         )
 
-    def require_confirmation(self, call: ToolCall, screen: ConfirmationScreen) -> Bundle:
+    def require_confirmation(
+        self,
+        call: ToolCall,
+        screen: ConfirmationScreen,
+        kind: str = "confirm",
+        scopes: list[str] | None = None,
+    ) -> Bundle:
+        """USER_ACTION_REQUIRED (or AUTH_REQUIRED for a scope grant) with an immutable
+        PendingIntent to the provider's screen and a resume_token (§4.3)."""
         row = self.store.one(
             "SELECT * FROM confirmations WHERE uid=? AND request_id=? AND state='pending'"
-            " AND expires_ms>?",
+            " AND expires_ms>? AND kind=?",
             call.caller.uid,
             call.request_id,
             now_ms(),
+            kind,
         )
         if row is None or row["args_sha256"] != call.args_sha256 or row["tool"] != call.spec.name:
             cid = "conf_" + secrets.token_hex(8)
             token = secrets.token_urlsafe(32)
             with self.store.tx() as db:
                 db.execute(
-                    "INSERT INTO confirmations VALUES (?,?,?,?,?,?,?,?,?)",
+                    "INSERT INTO confirmations VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                     (
                         cid,
                         token,
@@ -778,27 +824,44 @@ class CetpProvider(VirtualApp):
                         screen.model_dump_json(),
                         "pending",
                         now_ms() + self.CONFIRMATION_TTL_MS,
+                        kind,
+                        ",".join(scopes or ()),
                     ),
                 )
         else:
             cid, token = row["confirmation_id"], row["resume_token"]
         handle = call.ctx.pending_intent(self.confirmation_activity(cid, screen))
-        err = CetpError(
-            "USER_ACTION_REQUIRED",
-            "this call needs your confirmation in the provider's screen",
-            extra=Bundle(resolution=handle, resume_token=token),
-        )
+        if kind == "auth":
+            err = CetpError(
+                "AUTH_REQUIRED",
+                "this tool needs a scope you have not granted; grant it in the provider's screen",
+                extra=Bundle(resolution=handle, resume_token=token),
+            )
+        else:
+            err = CetpError(
+                "USER_ACTION_REQUIRED",
+                "this call needs your confirmation in the provider's screen",
+                extra=Bundle(resolution=handle, resume_token=token),
+            )
         return v2_error(err, call.request_id)
 
     def confirmation_activity(self, cid: str, screen: ConfirmationScreen) -> PendingActivity:
         async def on_result(approved: bool) -> tuple[int, Bundle | None]:
-            changed = self.store.run(
-                "UPDATE confirmations SET state=? WHERE confirmation_id=? AND state='pending'"
-                " AND expires_ms>?",
-                "approved" if approved else "denied",
-                cid,
-                now_ms(),
-            )
+            with self.store.tx() as db:
+                changed = db.execute(
+                    "UPDATE confirmations SET state=? WHERE confirmation_id=? AND state='pending'"
+                    " AND expires_ms>?",
+                    ("approved" if approved else "denied", cid, now_ms()),
+                ).rowcount
+                row = db.execute(
+                    "SELECT uid, kind, scopes FROM confirmations WHERE confirmation_id=?", (cid,)
+                ).fetchone()
+                if approved and changed and row["kind"] == "auth":
+                    expires = now_ms() + self.GRANT_TTL_MS
+                    db.executemany(
+                        "INSERT OR REPLACE INTO grants VALUES (?,?,?)",
+                        [(row["uid"], s, expires) for s in row["scopes"].split(",") if s],
+                    )
             return (-1 if approved and changed else 0), None
 
         return PendingActivity(
@@ -808,7 +871,11 @@ class CetpProvider(VirtualApp):
             on_result=on_result,
         )
 
-    def consume_resume_token(self, call: ToolCall, token: str) -> bool:
+    def resume_kind(self, token: str) -> str | None:
+        row = self.store.one("SELECT kind FROM confirmations WHERE resume_token=?", token)
+        return None if row is None else str(row["kind"])
+
+    def consume_resume_token(self, call: ToolCall, token: str, kind: str = "confirm") -> bool:
         """Single-use, bound to caller, tool, request id, args bytes and expiry (§4.3).
 
         Returns True while the confirmation is still unanswered (ask again); raises
@@ -818,6 +885,8 @@ class CetpProvider(VirtualApp):
             raise CetpError("INVALID_REQUEST", "unknown resume_token")
         if row["state"] == "used":
             raise CetpError("INVALID_REQUEST", "this resume_token was already used")
+        if row["kind"] != kind:
+            raise CetpError("INVALID_REQUEST", "this resume_token answers another question")
         if row["request_id"] != call.request_id or row["tool"] != call.spec.name:
             raise CetpError("INVALID_REQUEST", "the resume_token belongs to another request")
         if row["args_sha256"] != call.args_sha256:

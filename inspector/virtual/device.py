@@ -310,13 +310,20 @@ class VirtualDevice:
         if self.faults.delays:
             await self.faults.before_ipc(app.package)
         app.ensure_process()
-        task = app.spawn(coro, what)
+        # The app code runs inline in this request's task (no extra task per IPC: small calls
+        # stay cheap); the task is registered with the app so a process kill interrupts it.
+        # Background work an app starts (operations) lives in its own tasks and outlives a
+        # cancelled request, as on Android.
+        task = asyncio.current_task()
+        assert task is not None
+        app.ipc_tasks.add(task)
         try:
-            result = await asyncio.shield(task)
+            result = await coro
         except asyncio.CancelledError:
-            current = asyncio.current_task()
-            if current is not None and current.cancelling():
+            if task not in app.killed_ipc:
                 raise
+            app.killed_ipc.discard(task)
+            task.uncancel()
             raise RelayError(
                 IPC_FAILED, f"{app.package} died during {what} (DeadObjectException)"
             ) from None
@@ -333,6 +340,8 @@ class VirtualDevice:
             raise RelayError(
                 IPC_FAILED, f"{app.package} crashed during {what}: {type(exc).__name__}"
             ) from None
+        finally:
+            app.ipc_tasks.discard(task)
         if self.faults.take_drop():
             close = getattr(conn, "close", None)
             if close is not None:

@@ -53,7 +53,15 @@ CREATE TABLE IF NOT EXISTS confirmations (
     args_sha256 TEXT NOT NULL,
     screen_json TEXT NOT NULL,
     state TEXT NOT NULL,          -- pending | approved | denied | used
-    expires_ms INTEGER NOT NULL
+    expires_ms INTEGER NOT NULL,
+    kind TEXT NOT NULL DEFAULT 'confirm',  -- confirm (USER_ACTION_REQUIRED) | auth (AUTH_REQUIRED)
+    scopes TEXT NOT NULL DEFAULT ''        -- auth: the scopes the user grants (comma-separated)
+);
+CREATE TABLE IF NOT EXISTS grants (       -- scope grants a user gave a caller UID (§7.1)
+    uid INTEGER NOT NULL,
+    scope TEXT NOT NULL,
+    expires_ms INTEGER NOT NULL,
+    PRIMARY KEY (uid, scope)
 );
 CREATE TABLE IF NOT EXISTS executions (   -- audit: one row per business side effect
     seq INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -53,3 +53,21 @@ def test_bundle_errors(cli: Cli, tmp_path: Path) -> None:
     junk.write_text("not a zip")
     bad = cli("bundle", "open", str(junk))
     assert bad.code == 2 and bad.doc["error"]["code"] == "BAD_BUNDLE"
+
+
+def test_replay_a_bundle_reads_only_by_default(cli: Cli, tmp_path: Path) -> None:
+    assert cli("call", "pricealerts", "get_quote", "--args", '{"symbol": "ACME"}',
+               "--record", "replay-me").code == 0
+    assert cli("call", "pricealerts", "create_alert", "--args",
+               '{"symbol": "ACME", "price": 101.25}', "--record", "replay-me").code == 0
+    out = tmp_path / "r.cetpbundle"
+    assert cli("bundle", "create", "replay-me", "-o", str(out)).code == 0
+    r = cli("bundle", "replay", str(out))
+    assert r.code in (0, 4), r.out
+    by_tool = {(x["method"], x["tool"]): x for x in r.doc["results"]}
+    assert by_tool[("execute_tool", "get_quote")]["action"] == "reissued"
+    assert by_tool[("execute_tool", "get_quote")]["changed"] is False
+    assert by_tool[("execute_tool", "create_alert")]["action"] == "declined"
+    # replaying the session by name works the same
+    again = cli("bundle", "replay", "replay-me")
+    assert [x["action"] for x in again.doc["results"]] == [x["action"] for x in r.doc["results"]]

@@ -222,10 +222,13 @@ def test_large_result_verified_and_saved(cli: Cli, tmp_path: Path) -> None:
     assert r.doc["saved_to"] == str(target)
 
 
-def test_digest_mismatch_is_a_verification_failure(cli: Cli) -> None:
+def test_digest_mismatch_is_a_verification_failure(cli: Cli, tmp_path: Path) -> None:
     assert cli("virtual", "fault", "corrupt_digest", "--package", PRICE).code == 0
-    r = cli("call", PRICE, "export_history", "--args", '{"bytes": 600000}')
+    target = tmp_path / "bad.json"
+    r = cli("call", PRICE, "export_history", "--args", '{"bytes": 600000}', "--save",
+            str(target))
     assert r.code == 4, r.out
+    assert not target.exists() and r.doc["saved_to"] is None  # bad bytes are not handed on
     assert r.doc["error"]["code"] == "VERIFICATION_FAILED"
     checks = {c["name"]: c["status"] for c in r.doc["execution"]["file_verdict"]["checks"]}
     assert checks["sha256"] == "fail"
@@ -288,3 +291,26 @@ def test_extension_wrong_bridge_is_a_usage_error(cli: Cli) -> None:
     r = cli("ext-call", "hello_world", "greet", "--args", '{"name": "x"}', "--bridge",
             "broadcast")
     assert r.code == 2 and r.doc["error"]["code"] == "NO_BRIDGE"
+
+
+def test_connection_dropped_during_negotiation_is_recovered(cli: Cli) -> None:
+    assert cli("virtual", "fault", "drop_connection").code == 0
+    r = cli("call", PRICE, "get_quote", "--args", '{"symbol": "GLOBX"}')
+    assert r.code == 0, r.out
+    assert r.doc["execution"]["value"]["symbol"] == "GLOBX"
+
+
+def test_provider_dies_after_commit_and_the_retry_does_not_execute_twice(cli: Cli) -> None:
+    before = alert_ids(cli)
+    armed = cli("virtual", "fault", "restart_process", "--package", PRICE, "--when",
+                "after_commit")
+    assert armed.code == 0
+    r = cli("call", PRICE, "create_alert", "--args",
+            json.dumps({"symbol": "INITECH", "price": 12.34}))
+    assert r.code == 0, r.out
+    attempts = r.doc["execution"]["attempts"]
+    assert len(attempts) >= 2 and attempts[-1]["outcome"] == "success"
+    assert attempts[0]["outcome"].startswith(("transport:", "error:"))
+    new = alert_ids(cli) - before
+    assert len(new) == 1  # committed once, although the first reply never came
+    assert r.doc["execution"]["value"]["alert_id"] in new

@@ -353,3 +353,21 @@ async def test_backend_can_push_events_right_after_hello(
     conn.emit(Bundle(event="package_changed", change="removed", package="com.y"))
     await client.ping()
     assert got == [Bundle(event="package_changed", change="removed", package="com.y")]
+
+
+async def test_small_backend_pieces_are_coalesced_into_full_chunks(
+    client: RelayClient, backend: FakeBackend
+) -> None:
+    data = os.urandom(300_001)
+    backend.files["h"], backend.file_chunk = data, 1_000
+    sizes: list[int] = []
+    got = bytearray()
+    end = None
+    async for item in client.read_file("h", len(data), chunk_size=70_000):
+        if isinstance(item, StreamEnd):
+            end = item
+        else:
+            sizes.append(len(item))
+            got += item
+    assert sizes == [70_000] * 4 + [20_001]
+    assert bytes(got) == data and end == StreamEnd(len(data), hashlib.sha256(data).hexdigest())

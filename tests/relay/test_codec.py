@@ -25,6 +25,7 @@ from inspector.relay.codec import (
     MAX_DEPTH,
     CodecError,
     EncodeError,
+    _encode,
     decode_bundle,
     decode_value,
     encode_value,
@@ -210,3 +211,11 @@ def test_mutated_encodings_never_escape_codec_error(value: object, data: st.Data
     for candidate in (bytes(enc), bytes(enc[:cut])):
         with contextlib.suppress(CodecError):
             decode_value(candidate)
+
+
+@settings(max_examples=200, deadline=None)
+@given(values)
+def test_fast_encoder_matches_the_path_tracking_encoder(value: object) -> None:
+    out = bytearray()
+    _encode(value, out, 0, "")
+    assert encode_value(value) == bytes(out)  # type: ignore[arg-type]

@@ -90,3 +90,57 @@ def test_socket_specs() -> None:
     for bad in ("tcp:127.0.0.1", "udp:x", "unix:"):
         with pytest.raises(InspectorError):
             parse_socket_spec(bad)
+
+
+class FakeLayer:
+    """The slice of `inspector.device.layer.AdbDeviceLayer` hot-plug tracking uses."""
+
+    def __init__(self) -> None:
+        from inspector.device.models import DeviceInfo as AdbInfo
+        from inspector.device.models import DeviceState
+
+        self.AdbInfo, self.DeviceState = AdbInfo, DeviceState
+        self.devices: list = []
+        self.listeners: list = []
+        self.started = self.stopped = False
+
+    def add_listener(self, listener) -> None:  # type: ignore[no-untyped-def]
+        self.listeners.append(listener)
+
+    def start(self) -> None:
+        self.started = True
+
+    async def stop(self) -> None:
+        self.stopped = True
+
+    def snapshot(self) -> list:
+        return list(self.devices)
+
+    def plug(self, serial: str, state: str = "device") -> None:
+        self.devices.append(self.AdbInfo(serial=serial, state=self.DeviceState(state),
+                                         raw_state=state, transport="usb", model="Pixel 8",
+                                         sdk_int=34, release="14"))
+        for listener in self.listeners:
+            listener(object())
+
+
+async def test_hotplug_tracking_notifies_listeners() -> None:
+    from inspector.session.devices import AdbLayerSource
+
+    layer = FakeLayer()
+    m = DeviceManager(adb=AdbLayerSource(layer))
+    seen: list[list[tuple[str, bool]]] = []
+    m.add_listener(lambda ds: seen.append([(d.serial, d.usable) for d in ds]))
+    assert m.start_tracking() and layer.started
+    layer.plug("R58M")
+    layer.plug("X1", "unauthorized")
+    assert seen[-1] == [(VIRTUAL_SERIAL, True), ("R58M", True), ("X1", False)]
+    row = m.devices[1]
+    assert row.kind == "adb" and row.sdk == 34 and "Pixel 8" in row.model
+    assert "USB debugging" in m.devices[2].message
+    await m.close()
+    assert layer.stopped
+
+
+def test_tracking_without_adb_is_refused() -> None:
+    assert DeviceManager(use_adb=False).start_tracking() is False

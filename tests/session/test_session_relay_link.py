@@ -83,3 +83,24 @@ async def test_hello_before_connect_is_a_relay_error() -> None:
     with pytest.raises(RelayError):
         await link.ping()
     assert link.state == LinkState.DISCONNECTED and link.last_error == "no socket"
+
+
+async def test_idle_disconnect_is_seen_when_the_client_reports_it() -> None:
+    class Closing(FakeClient):
+        def add_close_handler(self, cb) -> None:  # type: ignore[no-untyped-def]
+            self.on_close = cb
+
+    made: list[Closing] = []
+
+    async def connect() -> Closing:
+        made.append(Closing(len(made) + 1))
+        return made[-1]
+
+    link = RelayLink(connect)
+    details: list[str] = []
+    link.add_state_listener(lambda s, d: details.append(f"{s}:{d}"))
+    await link.ensure()
+    made[0].on_close(RelayError(DISCONNECTED, "cable pulled"))
+    assert link.state == LinkState.DISCONNECTED and not link.connected
+    assert details[-1] == "disconnected:cable pulled"
+    assert await link.ping() == 2

@@ -200,3 +200,23 @@ async def test_connect_failure_is_a_device_error() -> None:
         await s.open()
     assert err.value.code == "AUTH_FAILED" and int(err.value.exit_code) == 3
     assert s.state == LinkState.DISCONNECTED
+
+
+async def test_reply_lost_mid_mutation_is_retried_with_the_same_id(session: Session) -> None:
+    """The connection drops after the provider committed; the engine re-sends with the
+    same request_id over a new connection and the provider's dedup answers: one alert."""
+    ps = session.provider_session(session.find_provider(PRICE))
+    assert isinstance(ps, ProviderSession)
+    await ps.negotiate()
+    listed = await ps.execute_tool("list_alerts", {})
+    before = {a["alert_id"] for a in listed.value["alerts"]}
+    assert await session.relay.fault("drop_connection")
+    ex = await ps.execute_tool("create_alert", {"symbol": "GLOBX", "price": 55.10})
+    assert ex.state == ExecState.SUCCEEDED, ex.message
+    assert [a.outcome.split(":")[0] for a in ex.attempts] == ["transport", "success"]
+    after = await ps.execute_tool("list_alerts", {})
+    assert len({a["alert_id"] for a in after.value["alerts"]} - before) == 1
+    assert session.link.connects == 2
+    rids = {session.recorder.by_id(x).request_id for x in ex.exchange_ids  # type: ignore[union-attr]
+            if session.recorder.by_id(x).method == "execute_tool"}  # type: ignore[union-attr]
+    assert rids == {ex.request_id}

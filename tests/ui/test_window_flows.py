@@ -234,3 +234,28 @@ def test_device_drops_and_comes_back(harness: Harness):
         lambda: (ex := harness.execution(rid2)) is not None and ex.state == ExecState.SUCCEEDED
     )
     assert "connected" in w.navigator.model.item(0, 1).text()
+
+
+def test_conformance_tab_plans_against_the_session(harness: Harness):
+    harness.open_provider()
+    w = harness.window
+    w.tabs.setCurrentWidget(w.conformance_holder)
+    panel = w.conformance_panel
+    assert panel is not None
+    harness.wait(lambda: panel.plan is not None or panel.error is not None, timeout=20_000)
+    assert panel.error is None and panel.plan.items
+
+
+def test_operation_survives_a_reconnect(harness: Harness):
+    harness.open_provider()
+    w = harness.window
+    harness.compose("sync_watchlist", {"symbols": ["ACME", "GLOBX", "INITECH"], "step_ms": 400})
+    rid = harness.send()
+    ops = w.operations
+    harness.wait(lambda: ops.model.rowCount() == 1)
+    w.reconnect()
+    harness.wait(lambda: ops.model.rows[0].final, timeout=20_000)
+    ex = harness.execution(rid)
+    assert ex.state == ExecState.SUCCEEDED, ex.message
+    assert ex.request_id == rid and ops.model.rows[0].state == "succeeded"
+    assert "ACME" in ops.result.text.toPlainText()

@@ -11,9 +11,11 @@ from typing import Any
 import pytest
 
 from inspector.protocol.bundle import Bundle, BundleArray, Int, Long, StringArray
-from inspector.relay.api import BAD_ARGS, NOT_FOUND, RelayError
+from inspector.relay.api import BAD_ARGS, IPC_FAILED, NOT_FOUND, RelayError
+from inspector.virtual.app import VirtualApp
 from inspector.virtual.apps.badprovider import BadProvider
 from inspector.virtual.device import VirtualDevice
+from inspector.virtual.manifest import PackageManifest, ProviderDecl, ServiceDecl
 from inspector.virtual.plugins import PluginError
 from tests.virtual.phones import PRICE_AUTH, V2, BackendPhone, value
 
@@ -135,3 +137,45 @@ async def test_confirmation_times_out_without_answer(device: VirtualDevice) -> N
     with pytest.raises(asyncio.TimeoutError):
         await asyncio.wait_for(phone.launch_pending_intent(r["resolution"].id), 0.1)
     assert device.pending_confirmations == {}
+
+
+class SlowProvider(VirtualApp):
+    """A provider whose call blocks until released (to kill its process mid-call)."""
+
+    PACKAGE = "com.example.slow"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entered = asyncio.Event()
+
+    def build_manifest(self) -> PackageManifest:
+        return PackageManifest(
+            package=self.package,
+            label="Slow",
+            uid=self.uid,
+            providers=(ProviderDecl(name=".P", authority="com.example.slow.tools"),),
+            services=(ServiceDecl(name=".S", actions=("com.clawseed.action.TOOL_PROVIDER",)),),
+        )
+
+    async def call(self, ctx: Any, authority: str, method: str, arg: Any, extras: Any) -> Any:
+        self.entered.set()
+        await asyncio.sleep(30)
+        return Bundle(status="success", data="{}")
+
+
+async def test_process_death_mid_call_is_a_dead_binder(phone: Any, device: VirtualDevice) -> None:
+    app = SlowProvider()
+    device.install(app)
+    call = asyncio.ensure_future(phone.call("com.example.slow.tools", "list_tools", None))
+    await asyncio.wait_for(app.entered.wait(), 5)
+    assert await phone.force_stop("com.example.slow")
+    with pytest.raises(RelayError) as exc:
+        await asyncio.wait_for(call, 5)
+    assert exc.value.code == IPC_FAILED
+    assert "DeadObjectException" in exc.value.message
+    # the app starts again on the next call
+    app.entered.clear()
+    again = asyncio.ensure_future(phone.call("com.example.slow.tools", "list_tools", None))
+    await asyncio.wait_for(app.entered.wait(), 5)
+    assert app.process_starts == 2
+    again.cancel()

@@ -13,7 +13,7 @@ import pytest
 from inspector.relay.api import IPC_FAILED, RelayError
 from inspector.virtual.apps.pricealerts import PriceAlertsProvider
 from inspector.virtual.device import ConfirmationRequest, VirtualDevice
-from tests.virtual.phones import V2, BackendPhone, error, value
+from tests.virtual.phones import V2, BackendPhone, data, error, value
 
 PKG = "com.example.pricealerts"
 
@@ -243,3 +243,49 @@ async def test_v1_resolution_strings_never_used(v2: V2) -> None:
     r = await v2.execute("delete_alert", {"alert_id": alert})
     assert "authorize_intent" not in r
     assert json.loads(json.dumps(r["resume_token"]))
+
+
+# --- scope grants (AUTH_REQUIRED, §3.4 / §4.3) ---------------------------------------------------
+
+
+async def sync_watchlist(v2: V2) -> None:
+    r = await v2.execute("sync_watchlist", {"symbols": ["ACME", "WAYNE"], "step_ms": 0})
+    for _ in range(200):
+        op = data(
+            await v2.method(
+                "get_operation", request_id=r["request_id"], operation_id=data(r)["operation_id"]
+            )
+        )
+        if op["state"] == "succeeded":
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(op)
+
+
+async def test_scope_grant_flow(v2: V2, phone: Any, device: VirtualDevice) -> None:
+    await sync_watchlist(v2)
+    rid = str(uuid.uuid4())
+    args = {"recipient": "ada@example.com"}
+    r = await v2.execute("share_watchlist", args, request_id=rid)
+    assert error(r) == "AUTH_REQUIRED" and r["retryable"] is False
+    assert r["resolution"].immutable and r["resume_token"]
+    ev, result = await confirm(phone, r["resolution"], True)
+    assert ev["parameters"]["scopes"] == "watchlist.share"
+    assert result.result_code == -1
+    done = await v2.execute("share_watchlist", args, request_id=rid, resume_token=r["resume_token"])
+    assert value(done)["symbols"] == ["ACME", "WAYNE"]
+    # the grant holds for this caller: the next share needs no screen
+    again = await v2.execute("share_watchlist", {"recipient": "bob@example.com"})
+    assert value(again)["recipient"] == "bob@example.com"
+    assert provider(device).execution_count(rid) == 1
+
+
+async def test_scope_grant_denied(v2: V2, phone: Any) -> None:
+    rid = str(uuid.uuid4())
+    args = {"recipient": "eve@example.com"}
+    r = await v2.execute("share_watchlist", args, request_id=rid)
+    await confirm(phone, r["resolution"], False)
+    r2 = await v2.execute("share_watchlist", args, request_id=rid, resume_token=r["resume_token"])
+    assert error(r2) == "USER_CANCELLED"
+    r3 = await v2.execute("share_watchlist", args)
+    assert error(r3) == "AUTH_REQUIRED"  # nothing was granted

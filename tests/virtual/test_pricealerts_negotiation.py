@@ -120,6 +120,7 @@ async def test_tool_list_annotations_follow_negotiation(phone: Any) -> None:
         "create_alert",
         "delete_alert",
         "sync_watchlist",
+        "share_watchlist",
         "export_history",
     }
     assert ta["create_alert"]["annotations"]["execution"] == "sync_or_async"

@@ -55,6 +55,7 @@ def _ann(
     *,
     destructive: bool = False,
     idempotent: bool = False,
+    open_world: bool = False,
     confirmation: str = "never",
     execution: str = "sync",
 ) -> dict[str, Any]:
@@ -63,7 +64,7 @@ def _ann(
         "risk": risk,
         "destructive": destructive,
         "idempotent": idempotent,
-        "open_world": False,
+        "open_world": open_world,
         "confirmation": confirmation,
         "execution": execution,
     }
@@ -187,6 +188,33 @@ TOOLS: list[ToolSpec] = [
         annotations=_ann("update", idempotent=True, execution="sync_or_async"),
     ),
     ToolSpec(
+        name="share_watchlist",
+        title="Share watchlist",
+        description=(
+            "Share your current watchlist with another person by e-mail. Needs the "
+            "watchlist.share scope, which you grant once in the provider's screen."
+        ),
+        input_schema={
+            "type": "object",
+            "properties": {
+                "recipient": {"type": "string", "pattern": "^[^@\\s]+@[^@\\s]+$"},
+            },
+            "required": ["recipient"],
+            "additionalProperties": False,
+        },
+        output_schema={
+            "type": "object",
+            "properties": {
+                "share_id": {"type": "string"},
+                "recipient": {"type": "string"},
+                "symbols": {"type": "array", "items": {"type": "string"}},
+            },
+            "required": ["share_id", "recipient", "symbols"],
+        },
+        scopes=("watchlist.share",),
+        annotations=_ann("create", "moderate", open_world=True),
+    ),
+    ToolSpec(
         name="export_history",
         title="Export price history",
         description=(
@@ -222,6 +250,13 @@ CREATE TABLE IF NOT EXISTS alerts (
     direction TEXT NOT NULL,
     created_ms INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS shares (
+    share_id TEXT PRIMARY KEY,
+    uid INTEGER NOT NULL,
+    recipient TEXT NOT NULL,
+    symbols TEXT NOT NULL,
+    created_ms INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS watchlist (
     uid INTEGER NOT NULL,
     symbol TEXT NOT NULL,
@@ -241,6 +276,7 @@ class PriceAlertsProvider(CetpProvider):
     DESCRIPTION = "Manage price alerts and watchlists"
     EXTRA_SCHEMA = SCHEMA
     CONFIRM_DEVIATION = 0.5  # provider_policy: confirm alerts priced > 50 % away from quote
+    GRANT_SCOPES = ("watchlist.share",)  # the user grants it once (AUTH_REQUIRED flow)
 
     def scopes(self) -> list[Scope]:
         return [
@@ -264,6 +300,13 @@ class PriceAlertsProvider(CetpProvider):
                 description="Read public market quotes",
                 access="read",
                 sensitivity="public",
+            ),
+            Scope(
+                name="watchlist.share",
+                title="Share your watchlist",
+                description="Send your watchlist to people you choose",
+                access="write",
+                sensitivity="personal",
             ),
             Scope(
                 name="history.read",
@@ -343,6 +386,22 @@ class PriceAlertsProvider(CetpProvider):
         if not n:
             raise CetpError("CONFLICT", f"there is no alert {alert_id[:64]!r} (already deleted?)")
         return {"alert_id": alert_id, "deleted": True}
+
+    def tool_share_watchlist(self, call: ToolCall, db: sqlite3.Connection) -> dict[str, Any]:
+        symbols = [
+            r[0]
+            for r in db.execute(
+                "SELECT symbol FROM watchlist WHERE uid=? ORDER BY symbol", (call.caller.uid,)
+            )
+        ]
+        if not symbols:
+            raise CetpError("CONFLICT", "your watchlist is empty; run sync_watchlist first")
+        share_id = "sh_" + secrets.token_hex(6)
+        db.execute(
+            "INSERT INTO shares VALUES (?,?,?,?,?)",
+            (share_id, call.caller.uid, call.args["recipient"], ",".join(symbols), now_ms()),
+        )
+        return {"share_id": share_id, "recipient": call.args["recipient"], "symbols": symbols}
 
     # --- background operation -------------------------------------------------------------------
     async def op_sync_watchlist(self, op: Operation) -> None:

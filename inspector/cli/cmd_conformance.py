@@ -1,0 +1,105 @@
+"""`conformance PROVIDER`: the conformance suite (`inspector.conformance`) from the shell.
+
+The plan is printed first (to stderr, or as `plan` in `--json`); `--plan` stops there.
+Mutating tools are invoked only when named in `--allow-mutations` (or the setup file).
+Exit code 0 when every MUST check passed or did not apply, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from inspector.cli.context import Ctx, split_list
+from inspector.cli.output import line, print_json
+from inspector.cli.terminal_text import safe_text
+from inspector.session.devices import VIRTUAL_SERIAL
+from inspector.session.errors import ExitCode, InspectorError
+
+
+def _setup(path: str | None) -> Any:
+    if not path:
+        return None
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InspectorError("BAD_SETUP", f"cannot read the setup file {path}: {exc}",
+                             hint="a JSON object (docs/conformance.md, ConformanceSetup)") \
+            from None
+
+
+async def cmd_conformance(ctx: Ctx) -> int:
+    from inspector.conformance.junit import write_junit
+    from inspector.conformance.runner import (
+        ConformanceError,
+        ProgressEvent,
+        plan_conformance,
+        run_conformance,
+    )
+
+    a = ctx.args
+    session = await ctx.open_session()
+    decl = session.find_provider(a.provider)
+    kwargs: dict[str, Any] = {
+        "setup": _setup(a.setup),
+        "allow_mutations": split_list(a.allow_mutations) or None,
+        "select": split_list(a.select),
+        "skip": split_list(a.skip),
+    }
+    try:
+        if a.plan:
+            plan = await plan_conformance(session, decl, **kwargs)
+            if ctx.json:
+                ctx.emit({"plan": plan.model_dump(mode="json")})
+            else:
+                line(safe_text(plan.text(), 50_000), ctx.out)
+            return ExitCode.OK
+
+        async def restart(package: str) -> None:
+            if session.serial == VIRTUAL_SERIAL:
+                await session.relay.force_stop(package)
+                return
+            src = ctx.device_manager()._adb_source()
+            layer = getattr(src, "layer", None)
+            if layer is None:
+                raise InspectorError("NO_ADB", "cannot restart the provider without adb",
+                                     exit_code=ExitCode.DEVICE)
+            await layer.force_stop(session.serial, package)
+
+        async def prompt(message: str) -> None:
+            ctx.err.write(f"conformance: {safe_text(message, 1000)}\n")
+            ctx.err.flush()
+
+        def progress(ev: ProgressEvent) -> None:
+            if ev.kind == "plan" and ev.plan is not None and not ctx.json:
+                ctx.err.write(safe_text(ev.plan.text(), 50_000) + "\n")
+            elif ev.kind == "result" and ev.result is not None:
+                ctx.err.write(f"[{ev.index + 1}/{ev.total}] {ev.result.outcome.value:<14} "
+                              f"{safe_text(ev.check_id, 100, one_line=True)}\n")
+            ctx.err.flush()
+
+        report = await run_conformance(session, decl, progress=progress, restart=restart,
+                                       human_prompt=prompt, **kwargs)
+    except ConformanceError as exc:
+        raise InspectorError("CONFORMANCE", str(exc), hint="see `cetp-inspector conformance "
+                             "--help` and docs/conformance.md") from None
+    doc = report.model_dump(mode="json")
+    if a.report:
+        Path(a.report).write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    if a.junit:
+        write_junit(report, a.junit)
+    code = ExitCode.OK if report.passed else ExitCode.PROVIDER_ERROR
+    if ctx.json:
+        full = ctx.base_doc(report.passed)
+        full["report"] = doc
+        if not report.passed:
+            full["error"] = {"code": "NOT_CONFORMANT",
+                             "message": f"{len(report.summary.must_not_passed)} MUST check(s) "
+                             "did not pass", "retryable": False,
+                             "hint": ", ".join(report.summary.must_not_passed[:20]),
+                             "details": None}
+        print_json(full, ctx.out)
+    else:
+        line(safe_text(report.text(), 100_000), ctx.out)
+    return code

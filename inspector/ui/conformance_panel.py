@@ -1,0 +1,1070 @@
+"""The conformance tab of one provider: plan, per-tool permission, run, results, export.
+
+The panel owns no suite logic. It is handed a `ConformanceBackend` (three coroutines: the
+provider's tools, the plan for a setup, the run) and shows what they return. The safety
+rule of the suite is visible here: every mutating, destructive or high-risk tool gets an
+unticked checkbox with its annotations, and only ticked tools go into
+`ConformanceSetup.allow_mutations` for this run.
+
+Embedding (the main window wires it):
+
+    panel = ConformancePanel(backend, provider_label, parent=tabs)
+    panel.evidence_requested.connect(window.select_exchange)   # exchange id → traffic log
+    panel.report_ready.connect(journal_writer_record_conformance)  # ConformanceReport
+    panel.set_tools(tool_descriptors); panel.refresh_plan()
+
+Provider text (tool names, messages, observed values) is untrusted: shown only as plain,
+bounded strings in item models and QPlainTextEdit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import ValidationError
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QColor, QIcon, QStandardItem, QStandardItemModel
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QMessageBox,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QTabWidget,
+    QTreeView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from inspector.conformance.junit import write_junit
+from inspector.conformance.model import (
+    CheckResult,
+    ConformanceReport,
+    ConformanceSetup,
+    Outcome,
+    Plan,
+)
+from inspector.conformance.report import load_report, write_json
+from inspector.protocol.cetp import ToolDescriptor
+from inspector.tasks import spawn
+from inspector.ui import theme
+from inspector.ui.badges import BadgeRow, annotation_badges
+from inspector.ui.json_view import mono_font
+from inspector.ui.text import PARAGRAPH_LIMIT, bound, pretty_json
+
+OnResult = Callable[[CheckResult], None]
+
+RESULT_ROLE = Qt.ItemDataRole.UserRole + 1
+"""Data role holding the `CheckResult` of a result row (column 0)."""
+EXCHANGE_ROLE = Qt.ItemDataRole.UserRole + 2
+"""Data role holding an evidence exchange id."""
+
+
+class ConformanceBackend(Protocol):
+    """What the panel needs from the suite for one provider (all may touch the device)."""
+
+    async def tools(self) -> list[ToolDescriptor]:
+        """The provider's v2 tool descriptors (empty for a v1-only provider)."""
+        ...
+
+    async def plan(self, setup: ConformanceSetup) -> Plan:
+        """What a run with `setup` would do, without calling any tool."""
+        ...
+
+    async def run(self, setup: ConformanceSetup, on_result: OnResult) -> ConformanceReport:
+        """Run the suite; call `on_result` for each check as it finishes."""
+        ...
+
+
+# --------------------------------------------------------------------------------------
+# outcomes
+
+
+_OUTCOME_STYLE: dict[Outcome, tuple[str, str, str]] = {
+    # outcome → icon, colour token, label
+    Outcome.PASS: ("ok", "ok", "pass"),
+    Outcome.FAIL: ("error", "error", "fail"),
+    Outcome.WARNING: ("warning", "warn", "warning"),
+    Outcome.NOT_APPLICABLE: ("cancel", "muted", "not applicable"),
+    Outcome.NEEDS_SETUP: ("about", "warn", "needs setup"),
+    Outcome.ERROR: ("error", "warn", "error"),
+    Outcome.SKIPPED: ("cancel", "muted", "skipped"),
+}
+_SEVERITY = [
+    Outcome.FAIL,
+    Outcome.ERROR,
+    Outcome.NEEDS_SETUP,
+    Outcome.WARNING,
+    Outcome.PASS,
+    Outcome.NOT_APPLICABLE,
+    Outcome.SKIPPED,
+]
+
+
+def outcome_label(outcome: Outcome) -> str:
+    return _OUTCOME_STYLE[outcome][2]
+
+
+def outcome_icon(outcome: Outcome) -> QIcon:
+    name, token, _ = _OUTCOME_STYLE[outcome]
+    return theme.icon(name, theme.colors(theme.current())[token])
+
+
+def worst(outcomes: Sequence[Outcome]) -> Outcome | None:
+    """The most severe outcome of a group (its icon is the group's icon)."""
+    return min(outcomes, key=_SEVERITY.index) if outcomes else None
+
+
+def section_key(section: str) -> tuple[Any, ...]:
+    """Spec order: "§2.2" < "§3.10" < "§10" (numbers compared as numbers)."""
+    nums = re.findall(r"\d+", section)
+    return (0, tuple(int(n) for n in nums), section) if nums else (1, (), section)
+
+
+def summary_text(report: ConformanceReport) -> str:
+    """One line: counts per outcome and the verdict on the MUST checks."""
+    counts = report.summary.counts
+    parts = [f"{counts[o.value]} {outcome_label(o)}" for o in _SEVERITY if counts.get(o.value)]
+    verdict = (
+        "every MUST passed"
+        if report.passed
+        else f"{len(report.summary.must_not_passed)} MUST check(s) did not pass"
+    )
+    return " · ".join(parts) + f" — {verdict}"
+
+
+# --------------------------------------------------------------------------------------
+# models
+
+
+def _item(text: object, limit: int = 200) -> QStandardItem:
+    it = QStandardItem(bound(text, limit))
+    it.setEditable(False)
+    return it
+
+
+class ResultsModel(QStandardItemModel):
+    """Check results grouped by spec section (sections in spec order, checks as they come).
+
+    Columns: Check, Outcome, Level, Message. Group rows show the section, a count and the
+    worst outcome's icon; result rows carry their `CheckResult` under `RESULT_ROLE`.
+    """
+
+    COLUMNS = ("Check", "Outcome", "Level", "Message")
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setHorizontalHeaderLabels(list(self.COLUMNS))
+        self._groups: dict[str, QStandardItem] = {}
+        self._rows: dict[str, QStandardItem] = {}
+
+    def clear_results(self) -> None:
+        self.removeRows(0, self.rowCount())
+        self._groups.clear()
+        self._rows.clear()
+
+    def set_results(self, results: Sequence[CheckResult]) -> None:
+        self.clear_results()
+        for r in results:
+            self.add_result(r)
+
+    def results(self) -> list[CheckResult]:
+        out = []
+        for g in self._groups.values():
+            for row in range(g.rowCount()):
+                r = g.child(row, 0).data(RESULT_ROLE)
+                if isinstance(r, CheckResult):
+                    out.append(r)
+        return out
+
+    def _group(self, section: str) -> QStandardItem:
+        g = self._groups.get(section)
+        if g is not None:
+            return g
+        g = _item(section or "(no section)")
+        keys = [section_key(s) for s in self._groups]
+        pos = sum(1 for k in keys if k < section_key(section))
+        self.insertRow(pos, [g, _item(""), _item(""), _item("")])
+        self._groups[section] = g
+        return g
+
+    def add_result(self, r: CheckResult) -> None:
+        """Add or replace the row of `r.check_id`."""
+        old = self._rows.get(r.check_id)
+        if old is not None and old.parent() is not None:
+            parent = old.parent()
+            parent.removeRow(old.row())
+            self._refresh_group(parent)
+        g = self._group(r.section)
+        head = _item(f"{r.check_id} — {r.title}")
+        head.setData(r, RESULT_ROLE)
+        head.setToolTip(bound(r.title, 300))
+        out = _item(outcome_label(r.outcome))
+        out.setIcon(outcome_icon(r.outcome))
+        msg = _item(r.message, 400)
+        msg.setToolTip(bound(r.message, PARAGRAPH_LIMIT, single_line=False))
+        g.appendRow([head, out, _item(r.level), msg])
+        self._rows[r.check_id] = head
+        self._refresh_group(g)
+
+    def _refresh_group(self, g: QStandardItem) -> None:
+        results = [g.child(i, 0).data(RESULT_ROLE) for i in range(g.rowCount())]
+        outcomes = [r.outcome for r in results if isinstance(r, CheckResult)]
+        w = worst(outcomes)
+        row = g.row()
+        status = self.item(row, 1)
+        if w is not None:
+            g.setIcon(outcome_icon(w))
+            bad = sum(1 for o in outcomes if not o.ok and o != Outcome.WARNING)
+            warn = outcomes.count(Outcome.WARNING)
+            text = f"{len(outcomes)} check(s)"
+            if bad:
+                text += f", {bad} not passed"
+            if warn:
+                text += f", {warn} warning(s)"
+            status.setText(text)
+
+    def result_at(self, index: QModelIndex | QPersistentModelIndex) -> CheckResult | None:
+        if not index.isValid():
+            return None
+        first = index.siblingAtColumn(0)
+        r = self.data(first, RESULT_ROLE)
+        return r if isinstance(r, CheckResult) else None
+
+    def index_of(self, check_id: str) -> QModelIndex:
+        it = self._rows.get(check_id)
+        return it.index() if it is not None else QModelIndex()
+
+
+class PlanModel(QStandardItemModel):
+    """The plan: one row per check (status, level, section, reason), its calls as children."""
+
+    COLUMNS = ("Check", "Status", "Level", "Section", "Why / call")
+    _STATUS = {
+        "run": "will run",
+        "needs_setup": "needs setup",
+        "not_applicable": "not applicable",
+        "skipped": "skipped",
+    }
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setHorizontalHeaderLabels(list(self.COLUMNS))
+
+    def set_plan(self, plan: Plan | None) -> None:
+        self.removeRows(0, self.rowCount())
+        if plan is None:
+            return
+        if plan.prelude:
+            head = _item("prelude (read-only discovery)")
+            for c in plan.prelude:
+                head.appendRow(
+                    [
+                        _item(c.method + (f" {c.tool}" if c.tool else "")),
+                        _item(""),
+                        _item(""),
+                        _item(""),
+                        _item(c.note, 300),
+                    ]
+                )
+            self.appendRow([head, _item("will run"), _item(""), _item(""), _item("")])
+        for it in sorted(plan.items, key=lambda i: section_key(i.section)):
+            head = _item(f"{it.check_id} — {it.title}")
+            status = _item(self._STATUS.get(it.status, it.status))
+            if it.status == "needs_setup":
+                status.setIcon(outcome_icon(Outcome.NEEDS_SETUP))
+            for c in it.calls:
+                call = _item(c.method + (f" {c.tool}" if c.tool else ""))
+                flag = _item("MUTATES" if c.mutating else "")
+                if c.mutating:
+                    flag.setForeground(QColor(theme.colors(theme.current())["error"]))
+                call.setToolTip(bound(c.note, 300))
+                head.appendRow([call, flag, _item(""), _item(""), _item(c.note, 300)])
+            self.appendRow(
+                [head, status, _item(it.level), _item(it.section), _item(it.reason, 300)]
+            )
+
+
+ExchangeLookup = Callable[[str], Any]
+"""exchange id → the recorded `Exchange` (or None): lets evidence rows say what each call was."""
+
+
+def describe_exchange(ex: Any) -> str:
+    """"list_tools → success" / "execute_tool create_alert → provider_error INVALID_ARGS"."""
+    tool = f" {ex.tool}" if getattr(ex, "tool", None) else ""
+    err = f" {ex.error_code}" if getattr(ex, "error_code", None) else ""
+    return f"{ex.method}{tool} → {ex.status}{err}"
+
+
+class EvidenceModel(QStandardItemModel):
+    """The exchanges a result cites (double-click or "Show in traffic log" to jump)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setHorizontalHeaderLabels(["Evidence exchange", "Id"])
+        self.lookup: ExchangeLookup | None = None
+
+    def set_ids(self, ids: Sequence[str]) -> None:
+        self.removeRows(0, self.rowCount())
+        for x in ids:
+            ex = self.lookup(x) if self.lookup is not None else None
+            what = _item(describe_exchange(ex) if ex is not None else "(exchange)", 200)
+            what.setData(x, EXCHANGE_ROLE)
+            ident = _item(x, 80)
+            ident.setData(x, EXCHANGE_ROLE)
+            self.appendRow([what, ident])
+
+
+def result_detail(r: CheckResult) -> str:
+    """The plain-text detail of one result: message, observed values, findings."""
+    lines = [
+        f"{r.check_id}: {r.title}",
+        f"{r.level} {r.section} · {r.category.value} · "
+        f"{outcome_label(r.outcome)} · {r.duration_ms:.0f} ms",
+        "",
+    ]
+    if r.message:
+        lines += [bound(r.message, PARAGRAPH_LIMIT, single_line=False), ""]
+    if r.evidence.observed:
+        lines += ["Values seen:", pretty_json(r.evidence.observed, 20_000), ""]
+    if r.evidence.findings:
+        lines.append("Findings:")
+        for f in r.evidence.findings[:200]:
+            lines.append(
+                f"  {'ok  ' if f.ok else 'FAIL'} {f.level} {f.section} {f.rule_id}"
+                f"{' at ' + bound(f.path, 120) if f.path else ''}: "
+                f"{bound(f.message, 400)}"
+            )
+    return "\n".join(lines)
+
+
+def suggest_setup(tools: Sequence[ToolDescriptor], allowed: Sequence[str]) -> dict[str, Any]:
+    """A starting setup for the allowed tools: scenarios with schema-valid arguments.
+
+    A guess to edit, not a decision: the user still reads it before running. Only tools
+    the user ticked appear in scenarios; the observer is a read tool (preferably list_*).
+    """
+    from inspector.conformance.argsgen import valid_args
+    from inspector.protocol.cetp import Confirmation, Execution
+
+    by_name = {t.name: t for t in tools}
+    ok = [by_name[n] for n in allowed if n in by_name]
+    reads = [t for t in tools if not t.annotations.mutating_or_risky]
+    observer = next((t for t in reads if t.name.startswith("list_")
+                     and valid_args(t.input_schema) is not None), None)
+    out: dict[str, Any] = {}
+
+    def call(t: ToolDescriptor) -> dict[str, Any]:
+        args = valid_args(t.input_schema)
+        c: dict[str, Any] = {"tool": t.name, "args": args if args is not None else {}}
+        if observer is not None:
+            c["observer"] = {"tool": observer.name,
+                             "args": valid_args(observer.input_schema) or {}}
+        return c
+
+    plain = [t for t in ok if t.annotations.confirmation == Confirmation.NEVER
+             and not t.annotations.destructive]
+    if plain or ok:
+        out["mutation"] = call((plain or ok)[0])
+    confirmed = [t for t in ok if t.annotations.confirmation != Confirmation.NEVER]
+    if confirmed:
+        out["confirmation"] = call(confirmed[0])
+    asynchronous = [t for t in ok if t.annotations.execution == Execution.SYNC_OR_ASYNC]
+    if asynchronous:
+        out["async_call"] = call(asynchronous[0])
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# the suite behind the panel
+
+
+class SuiteBackend:
+    """`ConformanceBackend` over the real suite (`inspector.conformance.runner`).
+
+    `target` is an `inspector.session.session.Session` (its relay, recorder and traffic log
+    are used, so evidence ids match the traffic log) or a bare `RelayApi`; `provider` is a
+    `CetpDeclaration`, package or authority. `human_prompt` answers confirmations=human.
+    """
+
+    def __init__(self, target: Any, provider: Any, *, recorder: Any = None,
+                 options: Any = None, human_prompt: Any = None) -> None:
+        self.target = target
+        self.provider = provider
+        self.recorder = recorder
+        self.options = options
+        self.human_prompt = human_prompt
+
+    def exchange(self, exchange_id: str) -> Any:
+        """The recorded exchange with this id (for evidence rows), or None."""
+        rec = self.recorder or getattr(self.target, "recorder", None)
+        for ex in reversed(getattr(rec, "exchanges", None) or []):
+            if ex.id == exchange_id:
+                return ex
+        return None
+
+    async def tools(self) -> list[ToolDescriptor]:
+        from inspector.consumer.engine import ProviderSession
+        from inspector.protocol.discovery import CetpDeclaration
+
+        decl = self.provider
+        relay = getattr(self.target, "relay", self.target)
+        if not isinstance(decl, CetpDeclaration):
+            from inspector.conformance.runner import _pick, _resolve
+
+            _, _, _, disc, _ = await _resolve(self.target, decl)
+            decl, _ = _pick(decl, disc)
+        if not decl.supports_v2 or not decl.authority:
+            return []
+        ps = ProviderSession(relay, decl.authority, package=decl.package,
+                             recorder=self.recorder or getattr(self.target, "recorder", None))
+        await ps.negotiate()
+        return list((await ps.list_tools()).tools)
+
+    async def plan(self, setup: ConformanceSetup) -> Plan:
+        from inspector.conformance.runner import plan_conformance
+
+        return await plan_conformance(self.target, self.provider, setup=setup,
+                                      options=self.options, recorder=self.recorder)
+
+    async def run(self, setup: ConformanceSetup, on_result: OnResult) -> ConformanceReport:
+        from inspector.conformance.runner import ProgressEvent, run_conformance
+
+        def progress(ev: ProgressEvent) -> None:
+            if ev.kind == "result" and ev.result is not None:
+                on_result(ev.result)
+
+        return await run_conformance(self.target, self.provider, setup=setup,
+                                     progress=progress, options=self.options,
+                                     recorder=self.recorder, human_prompt=self.human_prompt)
+
+
+# --------------------------------------------------------------------------------------
+# results view (also used read-only by the bundle viewer)
+
+
+class ConformanceResultsView(QWidget):
+    """Results grouped by section, the selected result's detail and its evidence.
+
+    Signal `evidence_requested(str)`: the user asked to see an exchange in the traffic log.
+    """
+
+    evidence_requested = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = ResultsModel(self)
+        self.tree = QTreeView()
+        self.tree.setModel(self.model)
+        self.tree.setUniformRowHeights(True)
+        self.tree.setAlternatingRowColors(True)
+        self.tree.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.tree.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.tree.header().setStretchLastSection(True)
+        self.problems_only = QCheckBox("Only checks that did not pass")
+        self.problems_only.toggled.connect(lambda _on: self.apply_filter())
+        self.detail = QPlainTextEdit()
+        self.detail.setReadOnly(True)
+        self.detail.setFont(mono_font())
+        self.detail.setPlaceholderText("Select a check to see what it saw.")
+        self.evidence_model = EvidenceModel(self)
+        self.evidence = QTreeView()
+        self.evidence.setModel(self.evidence_model)
+        self.evidence.setRootIsDecorated(False)
+        self.evidence.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.show_evidence = QPushButton(theme.icon("traffic"), "Show in traffic log")
+        self.show_evidence.setEnabled(False)
+        self.show_evidence.setToolTip("Select the chosen exchange in the traffic log")
+
+        right = QWidget()
+        rl = QVBoxLayout(right)
+        rl.setContentsMargins(0, 0, 0, 0)
+        rl.addWidget(self.detail, 3)
+        rl.addWidget(self.evidence, 1)
+        rl.addWidget(self.show_evidence)
+        left = QWidget()
+        ll = QVBoxLayout(left)
+        ll.setContentsMargins(0, 0, 0, 0)
+        ll.addWidget(self.problems_only)
+        ll.addWidget(self.tree, 1)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(left)
+        split.addWidget(right)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(split)
+
+        self.tree.selectionModel().currentRowChanged.connect(self._on_current)
+        self.evidence.doubleClicked.connect(self._on_evidence_activated)
+        self.evidence.selectionModel().currentRowChanged.connect(
+            lambda cur, _prev: self.show_evidence.setEnabled(cur.isValid())
+        )
+        self.show_evidence.clicked.connect(self._emit_selected_evidence)
+
+    def set_exchange_lookup(self, lookup: ExchangeLookup | None) -> None:
+        """Name evidence rows by method/tool/status (e.g. from the session's recorder)."""
+        self.evidence_model.lookup = lookup
+
+    def set_results(self, results: Sequence[CheckResult]) -> None:
+        self.model.set_results(results)
+        self.tree.expandAll()
+        self.apply_filter()
+        self._resize()
+
+    def add_result(self, r: CheckResult) -> None:
+        self.model.add_result(r)
+        parent = self.model.index_of(r.check_id).parent()
+        if parent.isValid():
+            self.tree.expand(parent)
+        self.apply_filter()
+
+    def apply_filter(self) -> None:
+        """Hide passing / not applicable / skipped rows (and emptied sections) on demand."""
+        only = self.problems_only.isChecked()
+        root = QModelIndex()
+        for g in range(self.model.rowCount()):
+            gi = self.model.index(g, 0)
+            shown = 0
+            for c in range(self.model.rowCount(gi)):
+                r = self.model.result_at(self.model.index(c, 0, gi))
+                hide = only and r is not None and r.outcome.ok
+                self.tree.setRowHidden(c, gi, hide)
+                shown += 0 if hide else 1
+            self.tree.setRowHidden(g, root, only and shown == 0)
+
+    def visible_check_ids(self) -> list[str]:
+        out = []
+        for g in range(self.model.rowCount()):
+            gi = self.model.index(g, 0)
+            if self.tree.isRowHidden(g, QModelIndex()):
+                continue
+            for c in range(self.model.rowCount(gi)):
+                r = self.model.result_at(self.model.index(c, 0, gi))
+                if r is not None and not self.tree.isRowHidden(c, gi):
+                    out.append(r.check_id)
+        return out
+
+    def _resize(self) -> None:
+        self.tree.resizeColumnToContents(0)
+        self.tree.setColumnWidth(0, min(self.tree.columnWidth(0), 380))
+        self.tree.resizeColumnToContents(1)
+        self.tree.resizeColumnToContents(2)
+
+    def select(self, check_id: str) -> bool:
+        idx = self.model.index_of(check_id)
+        if not idx.isValid():
+            return False
+        self.tree.setCurrentIndex(idx)
+        return True
+
+    def current(self) -> CheckResult | None:
+        return self.model.result_at(self.tree.currentIndex())
+
+    def _on_current(self, cur: QModelIndex, _prev: QModelIndex) -> None:
+        r = self.model.result_at(cur)
+        if r is None:
+            self.detail.clear()
+            self.evidence_model.set_ids([])
+            self.show_evidence.setEnabled(False)
+            return
+        self.detail.setPlainText(result_detail(r))
+        self.evidence_model.set_ids(r.evidence.exchange_ids)
+        self.evidence.resizeColumnToContents(0)
+        if r.evidence.exchange_ids:
+            self.evidence.setCurrentIndex(self.evidence_model.index(0, 0))
+        self.show_evidence.setEnabled(bool(r.evidence.exchange_ids))
+
+    def _on_evidence_activated(self, index: QModelIndex) -> None:
+        x = self.evidence_model.data(index, EXCHANGE_ROLE)
+        if isinstance(x, str):
+            self.evidence_requested.emit(x)
+
+    def _emit_selected_evidence(self) -> None:
+        idx = self.evidence.currentIndex()
+        if idx.isValid():
+            self._on_evidence_activated(idx)
+
+
+# --------------------------------------------------------------------------------------
+# the tab
+
+
+class _ToolPermission(QWidget):
+    """One mutating tool: an unticked checkbox, its annotations, its description."""
+
+    def __init__(self, tool: ToolDescriptor, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.tool_name = tool.name
+        self.box = QCheckBox(bound(f"Allow {tool.name}", 120))
+        self.box.setChecked(False)
+        self.box.setToolTip("The suite calls this tool only if you tick it, for this run only")
+        badges = BadgeRow()
+        badges.set_badges(annotation_badges(tool.annotations))
+        desc = QLabel(bound(tool.description, 300))
+        desc.setTextFormat(Qt.TextFormat.PlainText)
+        desc.setWordWrap(True)
+        desc.setProperty("role", "muted")
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 2, 4, 6)
+        top = QHBoxLayout()
+        top.addWidget(self.box)
+        top.addWidget(badges, 1)
+        lay.addLayout(top)
+        lay.addWidget(desc)
+
+
+class ConformancePanel(QWidget):
+    """Conformance tab for one provider (see the module docstring for wiring).
+
+    Signals: `evidence_requested(str)` — exchange id to select in the traffic log;
+    `report_ready(object)` — a finished `ConformanceReport`; `running_changed(bool)`.
+    Test hooks: `confirm_mutations(tools) -> bool` (asked before a run that will invoke
+    mutating tools), `ask_save_path(title, filter, suggested) -> str | None`.
+    """
+
+    evidence_requested = Signal(str)
+    report_ready = Signal(object)
+    running_changed = Signal(bool)
+
+    def __init__(
+        self, backend: ConformanceBackend, provider_label: str = "", parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.backend = backend
+        self.provider_label = provider_label
+        self.plan: Plan | None = None
+        self.report: ConformanceReport | None = None
+        self.error: str | None = None
+        self._task: asyncio.Task[Any] | None = None
+        self._plan_task: asyncio.Task[Any] | None = None
+        self._permissions: list[_ToolPermission] = []
+        self._tools: list[ToolDescriptor] = []
+        self._done = 0
+        self.confirm_mutations: Callable[[list[str]], bool] = self._confirm_mutations_dialog
+        self.ask_save_path: Callable[[str, str, str], str | None] = self._save_dialog
+
+        title = QLabel(
+            bound(f"Conformance of {provider_label}" if provider_label else "Conformance", 200)
+        )
+        title.setTextFormat(Qt.TextFormat.PlainText)
+        title.setProperty("role", "heading")
+        self.run_button = QPushButton(theme.icon("send"), "Run suite")
+        self.cancel_button = QPushButton(theme.icon("cancel"), "Cancel")
+        self.cancel_button.setEnabled(False)
+        self.refresh_button = QPushButton(theme.icon("refresh"), "Refresh plan")
+        self.export_json_button = QPushButton(theme.icon("save"), "Export JSON…")
+        self.export_junit_button = QPushButton(theme.icon("save"), "Export JUnit…")
+        for b in (self.export_json_button, self.export_junit_button):
+            b.setEnabled(False)
+        self.progress = QProgressBar()
+        self.progress.setTextVisible(True)
+        self.progress.setFormat("idle")
+        self.progress.setValue(0)
+        self.status = QLabel("")
+        self.status.setTextFormat(Qt.TextFormat.PlainText)
+        self.status.setWordWrap(True)
+
+        # plan tab: permissions + advanced setup + plan tree
+        self.permission_box = QWidget()
+        self._perm_layout = QVBoxLayout(self.permission_box)
+        self._perm_layout.setContentsMargins(0, 0, 0, 0)
+        self.no_mutating = QLabel("This provider lists no mutating tools.")
+        self.no_mutating.setTextFormat(Qt.TextFormat.PlainText)
+        self._perm_layout.addWidget(self.no_mutating)
+        self._perm_layout.addStretch(1)
+        perm_scroll = QScrollArea()
+        perm_scroll.setWidgetResizable(True)
+        perm_scroll.setWidget(self.permission_box)
+        perm_scroll.setMinimumHeight(150)
+        perm_head = QLabel(
+            "Mutating tools — the suite never calls one you have not ticked "
+            "(per tool, for this run only):"
+        )
+        perm_head.setTextFormat(Qt.TextFormat.PlainText)
+        perm_head.setWordWrap(True)
+        self.setup_edit = QPlainTextEdit()
+        self.setup_edit.setFont(mono_font())
+        self.setup_edit.setPlaceholderText(
+            "Advanced setup (JSON, optional): scenarios and observers, e.g.\n"
+            '{"mutation": {"tool": "create_alert", "args": {…}, "observer": '
+            '{"tool": "list_alerts"}}}'
+        )
+        self.setup_edit.setMaximumHeight(90)
+        self.template_button = QPushButton("Suggest setup from ticked tools")
+        self.template_button.setToolTip("Fill the advanced setup with scenarios for the "
+                                        "tools you allowed (edit before running)")
+        self.template_button.clicked.connect(self.fill_setup_template)
+        self.setup_error = QLabel("")
+        self.setup_error.setTextFormat(Qt.TextFormat.PlainText)
+        self.setup_error.setProperty("role", "error")
+        self.setup_error.setWordWrap(True)
+        self.setup_error.hide()
+        self.plan_model = PlanModel(self)
+        self.plan_view = QTreeView()
+        self.plan_view.setModel(self.plan_model)
+        self.plan_view.setUniformRowHeights(True)
+        self.plan_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.plan_summary = QLabel("")
+        self.plan_summary.setTextFormat(Qt.TextFormat.PlainText)
+        self.plan_summary.setWordWrap(True)
+        plan_page = QWidget()
+        pl = QVBoxLayout(plan_page)
+        pl.addWidget(perm_head)
+        pl.addWidget(perm_scroll, 1)
+        setup_row = QHBoxLayout()
+        setup_row.addWidget(self.setup_edit, 1)
+        setup_row.addWidget(self.template_button, 0, Qt.AlignmentFlag.AlignTop)
+        pl.addLayout(setup_row)
+        pl.addWidget(self.setup_error)
+        pl.addWidget(self.plan_summary)
+        pl.addWidget(self.plan_view, 3)
+
+        self.results = ConformanceResultsView()
+        self.results_summary = QLabel("No run yet.")
+        self.results_summary.setTextFormat(Qt.TextFormat.PlainText)
+        self.results_summary.setWordWrap(True)
+        results_page = QWidget()
+        rl = QVBoxLayout(results_page)
+        rl.addWidget(self.results_summary)
+        rl.addWidget(self.results, 1)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(plan_page, "Plan")
+        self.tabs.addTab(results_page, "Results")
+
+        bar = QHBoxLayout()
+        bar.addWidget(title, 1)
+        for b in (
+            self.refresh_button,
+            self.run_button,
+            self.cancel_button,
+            self.export_json_button,
+            self.export_junit_button,
+        ):
+            bar.addWidget(b)
+        lay = QVBoxLayout(self)
+        lay.addLayout(bar)
+        prog = QHBoxLayout()
+        prog.addWidget(self.progress, 1)
+        prog.addWidget(self.status, 2)
+        lay.addLayout(prog)
+        lay.addWidget(self.tabs, 1)
+
+        self.run_button.clicked.connect(self.start)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.refresh_button.clicked.connect(self.refresh_plan)
+        self.export_json_button.clicked.connect(self._export_json_clicked)
+        self.export_junit_button.clicked.connect(self._export_junit_clicked)
+        self.results.evidence_requested.connect(self.evidence_requested)
+        lookup = getattr(backend, "exchange", None)
+        if callable(lookup):
+            self.results.set_exchange_lookup(lookup)
+
+    # ------------------------------------------------------------------ tools & setup
+    def set_tools(self, tools: Sequence[ToolDescriptor]) -> None:
+        """Show a permission checkbox (unticked) for every mutating or risky tool."""
+        for p in self._permissions:
+            self._perm_layout.removeWidget(p)
+            p.deleteLater()
+        self._permissions = []
+        self._tools = list(tools)
+        risky = [t for t in tools if t.annotations.mutating_or_risky]
+        for i, t in enumerate(risky):
+            p = _ToolPermission(t)
+            p.box.toggled.connect(lambda _on: self.refresh_plan())
+            self._perm_layout.insertWidget(i, p)
+            self._permissions.append(p)
+        self.no_mutating.setVisible(not risky)
+
+    def permission(self, tool: str) -> QCheckBox | None:
+        return next((p.box for p in self._permissions if p.tool_name == tool), None)
+
+    def allowed_tools(self) -> list[str]:
+        return [p.tool_name for p in self._permissions if p.box.isChecked()]
+
+    def setup(self) -> ConformanceSetup:
+        """The setup for the next run: advanced JSON + the ticked tools (ValueError if bad)."""
+        text = self.setup_edit.toPlainText().strip()
+        try:
+            base = ConformanceSetup.model_validate_json(text) if text else ConformanceSetup()
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(x) for x in first.get("loc", ()))
+            raise ValueError(
+                f"advanced setup: {where + ': ' if where else ''}{first.get('msg', 'invalid')}"
+            ) from None
+        allowed = list(dict.fromkeys(base.allow_mutations + self.allowed_tools()))
+        return base.model_copy(update={"allow_mutations": allowed})
+
+    def fill_setup_template(self) -> None:
+        """Put `suggest_setup` for the ticked tools into the advanced setup field."""
+        text = self.setup_edit.toPlainText().strip()
+        try:
+            current = json.loads(text) if text else {}
+        except ValueError:
+            current = {}
+        if not isinstance(current, dict):
+            current = {}
+        current.update(suggest_setup(self._tools, self.allowed_tools()))
+        self.setup_edit.setPlainText(json.dumps(current, indent=1, ensure_ascii=False))
+        self.refresh_plan()
+
+    # ------------------------------------------------------------------ plan
+    def load_tools(self) -> asyncio.Task[Any]:
+        """Fetch the provider's tools through the backend, then refresh the plan."""
+
+        async def go() -> None:
+            try:
+                tools = await self.backend.tools()
+            except Exception as exc:
+                self._set_status(f"Could not list the provider's tools: {exc}", error=True)
+                return
+            self.set_tools(tools)
+            self.refresh_plan()
+
+        return spawn(go(), "conformance-tools")
+
+    def refresh_plan(self) -> asyncio.Task[Any] | None:
+        try:
+            setup = self.setup()
+        except ValueError as exc:
+            self.setup_error.setText(str(exc))
+            self.setup_error.show()
+            return None
+        self.setup_error.hide()
+        if self._plan_task is not None and not self._plan_task.done():
+            self._plan_task.cancel()
+        self._plan_task = spawn(self._plan(setup), "conformance-plan")
+        return self._plan_task
+
+    async def _plan(self, setup: ConformanceSetup) -> None:
+        self.plan_summary.setText("Planning…")
+        try:
+            plan = await self.backend.plan(setup)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            self.plan_summary.setText(f"Could not plan the run: {exc}")
+            return
+        self.set_plan(plan)
+
+    def set_plan(self, plan: Plan) -> None:
+        self.plan = plan
+        self.plan_model.set_plan(plan)
+        self.plan_view.expandAll()
+        self.plan_view.resizeColumnToContents(0)
+        self.plan_view.setColumnWidth(0, min(self.plan_view.columnWidth(0), 420))
+        counts: dict[str, int] = {}
+        for it in plan.items:
+            counts[it.status] = counts.get(it.status, 0) + 1
+        text = f"{len(plan.items)} checks: " + ", ".join(
+            f"{n} {PlanModel._STATUS.get(s, s)}" for s, n in sorted(counts.items())
+        )
+        if plan.mutating_tools:
+            text += ". It will call these mutating tools: " + ", ".join(
+                bound(t, 60) for t in plan.mutating_tools
+            )
+        else:
+            text += ". It will call no mutating tool."
+        for w in plan.warnings[:5]:
+            text += "\nNote: " + bound(w, 300)
+        self.plan_summary.setText(text)
+
+    # ------------------------------------------------------------------ run
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    def start(self) -> asyncio.Task[Any] | None:
+        """Run the suite (after confirming the mutating tools it will call)."""
+        if self.running:
+            return None
+        try:
+            setup = self.setup()
+        except ValueError as exc:
+            self.setup_error.setText(str(exc))
+            self.setup_error.show()
+            self.tabs.setCurrentIndex(0)
+            return None
+        self.setup_error.hide()
+        if setup.allow_mutations and not self.confirm_mutations(list(setup.allow_mutations)):
+            self._set_status("Run cancelled: mutating tools not confirmed.")
+            return None
+        self.report = None
+        self.error = None
+        self._done = 0
+        self.results.set_results([])
+        total = len(self.plan.items) if self.plan is not None else 0
+        self.progress.setRange(0, total)  # 0..0 = busy indicator until the plan is known
+        self.progress.setValue(0)
+        self.progress.setFormat("%v / %m checks" if total else "running…")
+        self.tabs.setCurrentIndex(1)
+        self.results_summary.setText("Running…")
+        self._set_running(True)
+        self._task = spawn(self._run(setup), "conformance-run")
+        return self._task
+
+    def cancel(self) -> None:
+        if self.running and self._task is not None:
+            self._task.cancel()
+
+    async def _run(self, setup: ConformanceSetup) -> None:
+        try:
+            report = await self.backend.run(setup, self._on_result)
+        except asyncio.CancelledError:
+            self._set_status(f"Cancelled after {self._done} check(s); partial results shown.")
+            self.results_summary.setText("Cancelled — partial results.")
+            self.progress.setFormat("cancelled")
+            self._set_running(False)
+            return  # swallow: a user cancel is not a failure
+        except Exception as exc:
+            self.error = str(exc)
+            self._set_status(
+                f"The run failed: {exc}. Check the device connection and try again.", error=True
+            )
+            self.results_summary.setText("The run failed.")
+            self.progress.setFormat("failed")
+            self._set_running(False)
+            return
+        self.show_report(report)
+        self._set_running(False)
+        self.report_ready.emit(report)
+
+    def _on_result(self, r: CheckResult) -> None:
+        self._done += 1
+        self.results.add_result(r)
+        if self.progress.maximum() and self._done <= self.progress.maximum():
+            self.progress.setValue(self._done)
+        self._set_status(bound(f"{r.check_id}: {outcome_label(r.outcome)}", 200))
+
+    def show_report(self, report: ConformanceReport) -> None:
+        """Show a finished report (from a run, or loaded from a file or bundle)."""
+        self.report = report
+        self.results.set_results(report.results)
+        n = len(report.results)
+        self.progress.setRange(0, max(n, 1))
+        self.progress.setValue(max(n, 1))
+        self.progress.setFormat("done: %m checks" if n else "done")
+        self.results_summary.setText(summary_text(report))
+        self.results_summary.setProperty("role", "ok" if report.passed else "error")
+        self.results_summary.style().unpolish(self.results_summary)
+        self.results_summary.style().polish(self.results_summary)
+        self._set_status(
+            "Finished." if report.passed else "Finished: some MUST checks did not pass."
+        )
+        self.export_json_button.setEnabled(True)
+        self.export_junit_button.setEnabled(True)
+        self.tabs.setCurrentIndex(1)
+
+    def _set_running(self, on: bool) -> None:
+        self.run_button.setEnabled(not on)
+        self.refresh_button.setEnabled(not on)
+        self.cancel_button.setEnabled(on)
+        for p in self._permissions:
+            p.box.setEnabled(not on)
+        self.setup_edit.setReadOnly(on)
+        self.running_changed.emit(on)
+
+    def _set_status(self, text: str, *, error: bool = False) -> None:
+        self.status.setText(text)
+        self.status.setProperty("role", "error" if error else "")
+
+    # ------------------------------------------------------------------ export
+    def export_json(self, path: Path | str) -> Path:
+        """Write the JSON report (schema: docs/conformance.md)."""
+        if self.report is None:
+            raise ValueError("no report yet: run the suite first")
+        write_json(self.report, path)
+        return Path(path)
+
+    def export_junit(self, path: Path | str) -> Path:
+        if self.report is None:
+            raise ValueError("no report yet: run the suite first")
+        write_junit(self.report, path)
+        return Path(path)
+
+    def _suggested(self, ext: str) -> str:
+        name = re.sub(r"[^A-Za-z0-9._-]+", "_", self.provider_label or "provider")[:80]
+        return f"conformance-{name}.{ext}"
+
+    def _export_json_clicked(self) -> None:
+        path = self.ask_save_path(
+            "Export conformance report (JSON)", "JSON (*.json)", self._suggested("json")
+        )
+        if path:
+            self._export(self.export_json, path)
+
+    def _export_junit_clicked(self) -> None:
+        path = self.ask_save_path(
+            "Export conformance report (JUnit XML)", "JUnit XML (*.xml)", self._suggested("xml")
+        )
+        if path:
+            self._export(self.export_junit, path)
+
+    def _export(self, fn: Callable[[str], Path], path: str) -> None:
+        try:
+            fn(path)
+        except OSError as exc:
+            self._set_status(f"Could not write {path}: {exc.strerror or exc}", error=True)
+        else:
+            self._set_status(f"Saved {path}")
+
+    # ------------------------------------------------------------------ default dialogs
+    def _confirm_mutations_dialog(self, tools: list[str]) -> bool:
+        box = QMessageBox(self)
+        box.setIcon(QMessageBox.Icon.Warning)
+        box.setTextFormat(Qt.TextFormat.PlainText)
+        box.setWindowTitle("Allow mutating tools?")
+        box.setText(
+            "The suite will call these tools, which change data in the app on the "
+            "device:\n\n"
+            + "\n".join(f"  • {bound(t, 80)}" for t in tools)
+            + "\n\nRun only against test data you can lose."
+        )
+        box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
+        box.setDefaultButton(QMessageBox.StandardButton.No)
+        return box.exec() == QMessageBox.StandardButton.Yes
+
+    def _save_dialog(self, title: str, flt: str, suggested: str) -> str | None:
+        path, _ = QFileDialog.getSaveFileName(self, title, suggested, flt)
+        return path or None
+
+    def closeEvent(self, event: Any) -> None:
+        for t in (self._task, self._plan_task):
+            if t is not None and not t.done():
+                t.cancel()
+        super().closeEvent(event)
+
+
+def load_report_file(path: Path | str) -> ConformanceReport:
+    """Read a JSON report file (ValueError saying why when it is not one)."""
+    try:
+        return load_report(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path} is not a conformance report: {exc}") from None
+
+
+__all__ = [
+    "ConformanceBackend",
+    "ConformancePanel",
+    "ConformanceResultsView",
+    "EvidenceModel",
+    "PlanModel",
+    "ResultsModel",
+    "SuiteBackend",
+    "load_report_file",
+    "outcome_icon",
+    "suggest_setup",
+]

@@ -1,0 +1,1 @@
+"""Plugin files loaded by the tests (data, not tests)."""
