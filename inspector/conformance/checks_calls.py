@@ -379,7 +379,8 @@ def _error_rule(rid: str) -> None:
         v.exchange_ids = ids
         return v
 
-    _run.__doc__ = f"Applies rule {rid} to every error reply the run observed."
+    _run.__doc__ = (f"{r.title[:1].upper()}{r.title[1:]}; judged on every error reply the run "
+                    "observed.")
 
 
 for _rid in ("error.known_code", "error.retryable_matches", "error.message_safe",
@@ -436,8 +437,8 @@ def _text_rule(rid: str) -> None:
         return from_findings([f for f in R.check_texts(items) if f.rule_id == rid],
                              none_message="no provider text was observed")
 
-    _run.__doc__ = (f"Applies rule {rid} to provider names, descriptions, scopes and every "
-                    "error message the run observed.")
+    _run.__doc__ = (f"{r.title[:1].upper()}{r.title[1:]}; judged on provider names, "
+                    "descriptions, scopes (v2 and v1) and every error message the run observed.")
 
 
 for _rid in ("text.length", "text.control_chars", "text.instructions"):

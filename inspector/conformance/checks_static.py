@@ -29,6 +29,10 @@ def _rule(rid: str) -> R.Rule:
     return R.RULES[rid]
 
 
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
 def _need_negotiation(ctx: RunContext) -> None:
     if ctx.prelude.negotiation is None:
         raise NotApplicable("negotiate failed, so there is nothing to judge (see "
@@ -65,7 +69,7 @@ for _rid, _title in (("discovery.versions_consistency", "versions and version ag
                 fs += fn(d)
             return from_findings(fs)
 
-        _run.__doc__ = f"Applies rule {rid} to every CETP service the package declares."
+        _run.__doc__ = f"{_cap(r.title)}; judged for every CETP service the package declares."
 
     _make(_rid)
 
@@ -101,8 +105,8 @@ def _v1_rule(rid: str) -> None:
         fs = R.check_v1_read_only(ctx.prelude.v1_tools, v2, ctx.decl)
         return from_findings(fs, rule_ids=[rid])
 
-    _run.__doc__ = ("Compares the legacy v1 tool list of a dual-stack provider with its v2 "
-                    f"annotations / names (rule {rid}).")
+    _run.__doc__ = (f"{_cap(r.title)}; judged on the legacy list_tools (no protocol_version) "
+                    "against the v2 list.")
 
 
 for _rid in ("v1.dual_stack_read_only", "v1.dual_stack_read_only_heuristic",
@@ -147,7 +151,7 @@ def _negotiation_rule(rid: str) -> None:
                       "session_token_bytes": len(n.session_token.encode("utf-8"))}
         return v
 
-    _run.__doc__ = f"Applies rule {rid} to the prelude's negotiate reply."
+    _run.__doc__ = f"{_cap(r.title)}; judged on the first negotiate reply."
 
 
 for _rid in ("negotiate.highest_common_version", "negotiate.limits_minimums",
@@ -233,7 +237,7 @@ def _descriptor_rule(rid: str) -> None:
             }[rid]()
         return from_findings(fs, rule_ids=[rid])
 
-    _run.__doc__ = f"Applies rule {rid} to the prelude's descriptors."
+    _run.__doc__ = f"{_cap(r.title)}; judged on get_provider_info and list_tools."
 
 
 for _rid in ("provider.id_namespace", "provider.id_stable", "tool.name_pattern",

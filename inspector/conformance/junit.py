@@ -56,7 +56,8 @@ def _case(parent: ET.Element, r: CheckResult) -> None:
 
 def to_junit_xml(report: ConformanceReport) -> str:
     """The report as a JUnit XML document (a string)."""
-    root = ET.Element("testsuites", {"name": f"CETP conformance: {report.target.package}"})
+    root = ET.Element("testsuites",
+                      {"name": _clean(f"CETP conformance: {report.target.package}")})
     by_cat: dict[str, list[CheckResult]] = {}
     for r in report.results:
         by_cat.setdefault(r.category.value, []).append(r)
@@ -73,7 +74,7 @@ def to_junit_xml(report: ConformanceReport) -> str:
         for k, v in counts.items():
             totals[k] += v
         suite = ET.SubElement(root, "testsuite", {
-            "name": f"{report.target.package}.{cat}",
+            "name": _clean(f"{report.target.package}.{cat}"),
             "timestamp": stamp,
             "hostname": _clean(report.target.device or "device"),
             "time": f"{sum(r.duration_ms for r in results) / 1000:.3f}",

@@ -45,6 +45,11 @@ class CheckDef:
     rule_ids: tuple[str, ...] = ()  # the protocol rules it applies (inspector.protocol.rules)
     description: str = ""
 
+    @property
+    def doc(self) -> str:
+        """What the check does (its docstring unless a description was given)."""
+        return self.description or " ".join((self.run.__doc__ or "").split())
+
 
 CHECKS: dict[str, CheckDef] = {}
 
@@ -66,7 +71,7 @@ def check(
         if id in CHECKS:  # pragma: no cover - programming error
             raise ValueError(f"duplicate check id {id}")
         CHECKS[id] = CheckDef(id, title, section, level, category, fn, plan, phase, needs_v2,
-                              tuple(rule_ids), description or (fn.__doc__ or "").strip())
+                              tuple(rule_ids), description)
         return fn
 
     return deco
@@ -104,7 +109,7 @@ def catalogue() -> list[dict[str, Any]]:
     _load()
     return [{"id": c.id, "title": c.title, "section": c.section, "level": c.level,
              "category": c.category.value, "rules": list(c.rule_ids),
-             "description": c.description} for c in CHECKS.values()]
+             "description": c.doc} for c in CHECKS.values()]
 
 
 def _load() -> None:
