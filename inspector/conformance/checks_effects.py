@@ -197,23 +197,25 @@ async def concurrent(ctx: RunContext) -> Verdict:
                                             ("execute_tool", "retry with R"),
                                             ("observe", "one effect")], **_MUT))
 async def retry_after_timeout(ctx: RunContext) -> Verdict:
-    """The first reply is lost (the virtual device delays it past the timeout; elsewhere a
-    very short timeout); the retry with the same request_id returns the outcome and the
-    observer shows one effect."""
+    """The first reply is lost after the provider acted (on the virtual device its process
+    dies right after the commit; elsewhere a very short timeout); the retry with the same
+    request_id returns the outcome and the observer shows one effect."""
     sc = require(ctx, "mutation", observer=True)
     b0 = await _obs(ctx, sc)
     rid = cetp.new_request_id()
     how, timeout, pause = "a 1 ms timeout", 1, 300
     if "fault" in ctx.relay_caps:
-        try:
-            if ctx.reconnects:  # the provider acts, then the connection drops before the reply
-                await ctx.relay.fault("drop_connection")
-                how, timeout, pause = "the connection dropped after the provider acted", None, 0
-            else:  # the call is held past the timeout (it may never reach the provider)
-                await ctx.relay.fault("delay", ms=1500, package=ctx.package)
-                how, timeout, pause = "a 1.5 s delay against a 300 ms timeout", 300, 1800
-        except Exception:  # fall back to the short timeout
-            pass
+        try:  # the provider commits, then its process dies before the reply leaves
+            await ctx.relay.fault("restart_process", package=ctx.package, when="after_commit")
+            how, timeout, pause = "the provider process died right after committing", None, 0
+        except Exception:
+            try:
+                if ctx.reconnects:  # the connection drops after the provider acted
+                    await ctx.relay.fault("drop_connection")
+                    how, timeout, pause = "the connection dropped after the provider acted", \
+                        None, 0
+            except Exception:  # fall back to the short timeout
+                pass
     r1 = await ctx.execute(sc.tool, sc.args, request_id=rid, timeout_ms=timeout)
     lost = r1.transport is not None
     if lost and pause:

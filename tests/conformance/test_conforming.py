@@ -29,6 +29,8 @@ async def test_price_alerts_passes_every_check(device: VirtualDevice, client) ->
     for cid in ("idempotency.replay", "confirmation.approve", "async.restart_recovery",
                 "large.file_result", "errors.method_not_found"):
         assert report.result(cid).evidence.exchange_ids, cid
+    # the retry check really lost a reply after the provider had acted
+    assert report.result("idempotency.retry_after_timeout").evidence.observed["reply_lost"]
     # the provider never executed one request twice
     app = device.app(PRICE)
     rows = app.store.all("SELECT request_id, COUNT(*) AS n FROM executions GROUP BY request_id")
