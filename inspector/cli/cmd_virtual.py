@@ -40,6 +40,8 @@ async def cmd_virtual_fault(ctx: Ctx) -> int:
         args["ms"] = a.ms
     if a.when is not None:
         args["when"] = a.when
+    if a.count is not None:
+        args["count"] = a.count
     armed = await session.relay.fault(a.kind, **args)
     if ctx.json:
         ctx.emit({"fault": a.kind, "args": args, "armed": armed})

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from inspector.cli.output import print_json
+from inspector.cli.terminal_text import safe_text
 from inspector.consumer.options import EngineOptions
 from inspector.protocol.cetp import KNOWN_CAPABILITIES
 from inspector.session.devices import VIRTUAL_SERIAL, DeviceManager, VirtualConfig
@@ -87,7 +88,16 @@ class Ctx:
             config = VirtualConfig(state_dir=a.virtual_state, plugins=list(a.virtual_plugin or []),
                                    relay_socket=a.relay_socket, token=a.token)
             use_adb = os.environ.get(NO_ADB_ENV, "") not in ("1", "true", "yes")
-            self.manager = DeviceManager(config, use_adb=use_adb and not a.relay_socket)
+            allow = bool(getattr(a, "allow_uninstall", False))
+
+            async def confirm_uninstall(explanation: str) -> bool:
+                if not allow:
+                    self.err.write(f"{safe_text(explanation, 1000)}\nrerun with "
+                                   "--allow-uninstall to allow it\n")
+                return allow
+
+            self.manager = DeviceManager(config, use_adb=use_adb and not a.relay_socket,
+                                         confirm_uninstall=confirm_uninstall)
         return self.manager
 
     async def choose_serial(self) -> str:

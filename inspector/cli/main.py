@@ -16,7 +16,7 @@ from typing import Any
 
 from inspector.cli.context import Ctx
 from inspector.cli.output import print_error
-from inspector.cli.parser import build_parser
+from inspector.cli.parser import UsageError, build_parser
 from inspector.session.errors import ErrorInfo, ExitCode, InspectorError
 
 DEBUG_ENV = "CETP_INSPECTOR_DEBUG"
@@ -132,7 +132,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
+    except UsageError as exc:
+        as_json = "--json" in argv
+        if not as_json:
+            sys.stderr.write(exc.usage)
+        print_error(ErrorInfo(code="USAGE", message=exc.message,
+                              hint="cetp-inspector --help, or COMMAND --help"),
+                    as_json=as_json, command=next((a for a in argv if not a.startswith("-")),
+                                                  ""))
+        return ExitCode.USAGE
+    except SystemExit as exc:  # --help / --version
         return int(exc.code or 0) if isinstance(exc.code, int) else ExitCode.USAGE
     if args.command is None:
         return run_gui(argv)

@@ -13,6 +13,22 @@ import argparse
 BRIDGES = ("service", "provider", "broadcast", "activity")
 
 
+class UsageError(Exception):
+    """A command line argparse rejected (printed as a structured error by `main`)."""
+
+    def __init__(self, usage: str, message: str) -> None:
+        super().__init__(message)
+        self.usage = usage
+        self.message = message
+
+
+class CliParser(argparse.ArgumentParser):
+    """Raises UsageError instead of exiting, so `--json` can report usage errors too."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(self.format_usage(), message)
+
+
 def _add_common(p: argparse.ArgumentParser, *, suppress: bool) -> None:
     def d(value: object) -> object:
         return argparse.SUPPRESS if suppress else value
@@ -29,6 +45,9 @@ def _add_common(p: argparse.ArgumentParser, *, suppress: bool) -> None:
                    help="state directory of the in-process virtual device (default: temporary)")
     g.add_argument("--virtual-plugin", action="append", default=d([]), metavar="FILE",
                    help="load an extra virtual-device app from a Python file (repeatable)")
+    g.add_argument("--allow-uninstall", action="store_true", default=d(False),
+                   help="adb: when the installed relay cannot be upgraded in place, allow "
+                   "uninstalling it (it holds no user data of yours)")
     g.add_argument("--record", default=d(None), metavar="NAME",
                    help="journal this command's exchanges into session NAME (created, or "
                    "continued when it exists); see `bundle`")
@@ -62,7 +81,7 @@ def _args_options(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CliParser(
         prog="cetp-inspector",
         description="Inspect CETP tool providers and AndyClaw extensions on a phone or on "
         "the built-in virtual device. Without a command, opens the window.",
@@ -153,6 +172,8 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--package", default=None, help="app package (restart_process, "
                    "corrupt_digest)")
     f.add_argument("--ms", type=int, default=None, help="delay in milliseconds (delay)")
+    f.add_argument("--count", type=int, default=None,
+                   help="delay: how many of the next calls are delayed (default 1)")
     f.add_argument("--when", choices=("now", "after_commit"), default=None,
                    help="restart_process: now, or right after the app's next committed "
                    "mutation")

@@ -69,6 +69,14 @@ STREAM_LIMIT = 4 * 1024 * 1024
 """asyncio StreamReader buffer limit: well above one frame so reads are not chopped up."""
 SOCKET_BUFFER = 4 * 1024 * 1024
 """Requested SO_SNDBUF (the kernel caps it at net.core.wmem_max)."""
+BACKEND_GRACE_S = 2.0
+"""Added to an op's `timeout_ms` before the server gives up on the backend with TIMEOUT.
+
+A backend that honours `timeout_ms` itself reports the expiry in its own result (a silent
+`broadcast` is `timed_out: true`, not an error); the grace lets that result win. It stays
+below the client's own grace (`inspector.relay.client.TIMEOUT_GRACE_S`), so the relay's
+TIMEOUT still reaches the client before the client gives up.
+"""
 HASH_IN_THREAD_MIN = 64 * 1024
 """Chunks at least this big are hashed in a worker thread (hashlib releases the GIL)."""
 
@@ -290,11 +298,13 @@ class _Connection:
     async def _run(self, rid: int, op: str, args: Bundle) -> None:
         try:
             try:
-                timeout = _timeout_ms(args) / 1000.0
+                timeout_ms = _timeout_ms(args)
                 if op == "ping":
                     result: Any = Bundle(time_ms=Long(int(time.time() * 1000)))
                 else:
-                    async with asyncio.timeout(timeout):  # no extra task, unlike wait_for
+                    # no extra task, unlike wait_for; the grace lets the backend's own
+                    # timeout result (e.g. broadcast timed_out) arrive first
+                    async with asyncio.timeout(timeout_ms / 1000.0 + BACKEND_GRACE_S):
                         result = await self._backend.handle(op, args, self)
                 if isinstance(result, Bundle):
                     await self._send(FrameType.RESPONSE, rid, encode_value(result))
@@ -303,7 +313,14 @@ class _Connection:
                 else:
                     raise RelayError(INTERNAL, f"backend returned {type(result).__name__} for {op}")
             except TimeoutError:
-                await self._send_error(rid, RelayError(TIMEOUT, f"{op} did not finish in time"))
+                await self._send_error(
+                    rid,
+                    RelayError(
+                        TIMEOUT,
+                        f"{op} did not finish within its timeout_ms ({timeout_ms} ms) plus "
+                        f"{BACKEND_GRACE_S:g} s; retry with a larger timeout_ms or check the app",
+                    ),
+                )
             except RelayError as exc:
                 await self._send_error(rid, exc)
             except EncodeError as exc:

@@ -135,9 +135,12 @@ def from_adb(d: Any) -> DeviceInfo:
 class AdbLayerSource:
     """`AdbSource` over `inspector.device.layer.AdbDeviceLayer` (created on first use)."""
 
-    def __init__(self, layer: Any = None, *, start_server: bool = False) -> None:
+    def __init__(self, layer: Any = None, *, start_server: bool = False,
+                 confirm_uninstall: Callable[[str], Awaitable[bool]] | None = None) -> None:
         self._layer = layer
         self.start_server = start_server
+        #: asked (with the explanation) before an incompatible relay is uninstalled
+        self.confirm_uninstall = confirm_uninstall
 
     @property
     def layer(self) -> Any:
@@ -163,7 +166,10 @@ class AdbLayerSource:
         from inspector.device.errors import DeviceError
 
         try:
-            return await self.layer.reconnect_relay(serial)
+            if serial in getattr(self.layer, "links", {}):
+                return await self.layer.reconnect_relay(serial)
+            return await self.layer.connect_relay(serial,
+                                                  confirm_uninstall=self.confirm_uninstall)
         except DeviceError as exc:
             raise InspectorError(exc.code, exc.message, hint=exc.hint,
                                  exit_code=ExitCode.DEVICE) from exc
@@ -173,7 +179,8 @@ class DeviceManager:
     """The merged device list and a connector per serial."""
 
     def __init__(self, virtual: VirtualConfig | None = None, adb: AdbSource | None = None,
-                 *, use_adb: bool = True) -> None:
+                 *, use_adb: bool = True,
+                 confirm_uninstall: Callable[[str], Awaitable[bool]] | None = None) -> None:
         self.virtual_config = virtual or VirtualConfig()
         self.virtual = VirtualDeviceHost(self.virtual_config)
         self._adb = adb
@@ -182,13 +189,14 @@ class DeviceManager:
         self.devices: list[DeviceInfo] = []
         self.adb_error: str = ""
         self._tracking: AdbLayerSource | None = None
+        self._confirm_uninstall = confirm_uninstall
 
     def add_listener(self, listener: DeviceListener) -> None:
         self._listeners.append(listener)
 
     def _adb_source(self) -> AdbSource | None:
         if self._adb is None and self._use_adb:
-            self._adb = AdbLayerSource()
+            self._adb = AdbLayerSource(confirm_uninstall=self._confirm_uninstall)
         return self._adb
 
     def virtual_info(self) -> DeviceInfo:

@@ -43,7 +43,9 @@ def run_gui(argv: list[str] | None = None) -> int:
     app = make_app(argv)
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
-    window = MainWindow()
+    from inspector.ui.controller import Controller
+
+    window = MainWindow(Controller(journal=True))
     window.show()
     closing = asyncio.Event()
     app.aboutToQuit.connect(closing.set)

@@ -55,6 +55,7 @@ from inspector.conformance.model import (
     Outcome,
     Plan,
 )
+from inspector.conformance.presets import reference_setup
 from inspector.conformance.report import load_report, write_json
 from inspector.protocol.cetp import ToolDescriptor
 from inspector.tasks import spawn
@@ -373,10 +374,10 @@ def suggest_setup(tools: Sequence[ToolDescriptor], allowed: Sequence[str]) -> di
                              "args": valid_args(observer.input_schema) or {}}
         return c
 
-    plain = [t for t in ok if t.annotations.confirmation == Confirmation.NEVER
+    plain = [t for t in ok if t.annotations.confirmation != Confirmation.ALWAYS
              and not t.annotations.destructive]
-    if plain or ok:
-        out["mutation"] = call((plain or ok)[0])
+    if plain:  # "mutation" must run without a confirmation screen
+        out["mutation"] = call(plain[0])
     confirmed = [t for t in ok if t.annotations.confirmation != Confirmation.NEVER]
     if confirmed:
         out["confirmation"] = call(confirmed[0])
@@ -653,6 +654,7 @@ class ConformancePanel(QWidget):
         self._permissions: list[_ToolPermission] = []
         self._tools: list[ToolDescriptor] = []
         self._done = 0
+        self.device_prompt: QMessageBox | None = None
         self.confirm_mutations: Callable[[list[str]], bool] = self._confirm_mutations_dialog
         self.ask_save_path: Callable[[str, str, str], str | None] = self._save_dialog
 
@@ -688,7 +690,7 @@ class ConformancePanel(QWidget):
         perm_scroll = QScrollArea()
         perm_scroll.setWidgetResizable(True)
         perm_scroll.setWidget(self.permission_box)
-        perm_scroll.setMinimumHeight(150)
+        self.perm_scroll = perm_scroll
         perm_head = QLabel(
             "Mutating tools — the suite never calls one you have not ticked "
             "(per tool, for this run only):"
@@ -707,6 +709,12 @@ class ConformancePanel(QWidget):
         self.template_button.setToolTip("Fill the advanced setup with scenarios for the "
                                         "tools you allowed (edit before running)")
         self.template_button.clicked.connect(self.fill_setup_template)
+        self.preset = reference_setup(self.package or "")
+        self.preset_button = QPushButton("Use reference setup")
+        self.preset_button.setToolTip("The scenarios prepared for this reference provider of "
+                                      "the virtual device (it allows no tool by itself)")
+        self.preset_button.setVisible(self.preset is not None)
+        self.preset_button.clicked.connect(self.use_preset)
         self.setup_error = QLabel("")
         self.setup_error.setTextFormat(Qt.TextFormat.PlainText)
         self.setup_error.setProperty("role", "error")
@@ -726,7 +734,11 @@ class ConformancePanel(QWidget):
         pl.addWidget(perm_scroll, 1)
         setup_row = QHBoxLayout()
         setup_row.addWidget(self.setup_edit, 1)
-        setup_row.addWidget(self.template_button, 0, Qt.AlignmentFlag.AlignTop)
+        setup_buttons = QVBoxLayout()
+        setup_buttons.addWidget(self.template_button)
+        setup_buttons.addWidget(self.preset_button)
+        setup_buttons.addStretch(1)
+        setup_row.addLayout(setup_buttons)
         pl.addLayout(setup_row)
         pl.addWidget(self.setup_error)
         pl.addWidget(self.plan_summary)
@@ -768,6 +780,8 @@ class ConformancePanel(QWidget):
         self.export_json_button.clicked.connect(self._export_json_clicked)
         self.export_junit_button.clicked.connect(self._export_junit_clicked)
         self.results.evidence_requested.connect(self.evidence_requested)
+        if hasattr(backend, "human_prompt") and backend.human_prompt is None:
+            backend.human_prompt = self.prompt_on_device  # confirmations=human
         lookup = getattr(backend, "exchange", None)
         if callable(lookup):
             self.results.set_exchange_lookup(lookup)
@@ -787,6 +801,10 @@ class ConformancePanel(QWidget):
             self._perm_layout.insertWidget(i, p)
             self._permissions.append(p)
         self.no_mutating.setVisible(not risky)
+        # as tall as the list (up to ~4 tools), so one tool leaves no empty box
+        per_tool = 2 * self.fontMetrics().height() + 34
+        want = per_tool * min(len(risky), 4) if risky else self.fontMetrics().height() + 16
+        self.perm_scroll.setFixedHeight(want + 2 * self.perm_scroll.frameWidth())
 
     def permission(self, tool: str) -> QCheckBox | None:
         return next((p.box for p in self._permissions if p.tool_name == tool), None)
@@ -807,6 +825,21 @@ class ConformancePanel(QWidget):
             ) from None
         allowed = list(dict.fromkeys(base.allow_mutations + self.allowed_tools()))
         return base.model_copy(update={"allow_mutations": allowed})
+
+    @property
+    def package(self) -> str | None:
+        """The provider's package, from the backend (`SuiteBackend` or the window's)."""
+        d = getattr(self.backend, "declaration", None) or getattr(self.backend, "provider", None)
+        return d if isinstance(d, str) else getattr(d, "package", None)
+
+    def use_preset(self) -> None:
+        """Fill the advanced setup with the reference scenarios (no tool gets allowed)."""
+        if self.preset is None:
+            return
+        data = self.preset.model_dump(mode="json", exclude_defaults=True)
+        data.pop("allow_mutations", None)
+        self.setup_edit.setPlainText(json.dumps(data, indent=1, ensure_ascii=False))
+        self.refresh_plan()
 
     def fill_setup_template(self) -> None:
         """Put `suggest_setup` for the ticked tools into the advanced setup field."""
@@ -856,8 +889,11 @@ class ConformancePanel(QWidget):
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            self.plan_summary.setText(f"Could not plan the run: {exc}")
+            self.error = f"Could not plan the run: {exc}"
+            self.plan_summary.setText(f"{self.error}. Check the device connection, then "
+                                      "Refresh plan.")
             return
+        self.error = None
         self.set_plan(plan)
 
     def set_plan(self, plan: Plan) -> None:
@@ -1020,6 +1056,29 @@ class ConformancePanel(QWidget):
             self._set_status(f"Could not write {path}: {exc.strerror or exc}", error=True)
         else:
             self._set_status(f"Saved {path}")
+
+    async def prompt_on_device(self, text: str) -> None:
+        """Ask the person at the phone to answer the provider's screen (confirmations=human).
+
+        Non-modal and awaited (a nested exec() inside a running task would re-enter the
+        asyncio loop); returns when the user presses OK.
+        """
+        box = QMessageBox(self)
+        box.setIcon(QMessageBox.Icon.Information)
+        box.setTextFormat(Qt.TextFormat.PlainText)
+        box.setWindowTitle("Answer on the device")
+        box.setText(bound(text, 600, single_line=False)
+                    + "\n\nPress OK once the provider's screen is showing on the device.")
+        box.setStandardButtons(QMessageBox.StandardButton.Ok)
+        fut: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        box.finished.connect(lambda code: fut.done() or fut.set_result(code))
+        self.device_prompt = box
+        box.open()
+        try:
+            await fut
+        finally:
+            self.device_prompt = None
+            box.deleteLater()
 
     # ------------------------------------------------------------------ default dialogs
     def _confirm_mutations_dialog(self, tools: list[str]) -> bool:

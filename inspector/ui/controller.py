@@ -95,6 +95,8 @@ class Controller(QObject):
         parent: QObject | None = None,
         *,
         connectors: dict[str, Connector] | None = None,
+        journal: bool = False,
+        journal_dir: Any = None,
     ) -> None:
         super().__init__(parent)
         self.devices_manager = devices or DeviceManager(VirtualConfig())
@@ -105,6 +107,10 @@ class Controller(QObject):
         self.providers: dict[str, ProviderEntry] = {}
         self.extensions: dict[str, tuple[str, ExtensionHost]] = {}
         self._answers: dict[str, asyncio.Future[bool]] = {}
+        #: record every device session as a journal (Sessions… lists them; bug reports)
+        self.journal = journal
+        self.journal_dir = journal_dir
+        self.journals: dict[str, Any] = {}
         self.devices_manager.add_listener(self._on_devices)
 
     # ------------------------------------------------------------------ devices
@@ -148,7 +154,27 @@ class Controller(QObject):
             s.add_state_listener(lambda st, detail, sr=serial: self._on_link_state(sr, st, detail))
             s.confirmation_policy = lambda req, sr=serial: self._ask(sr, req)
             entry.session = s
+            if self.journal:
+                self._start_journal(serial, s)
         return entry.session
+
+    def _start_journal(self, serial: str, s: Session) -> None:
+        """Journal this device session; a failure only costs the journal, not the session."""
+        import time
+
+        from inspector.session.journal import JournalError, JournalWriter
+
+        try:
+            w = JournalWriter.create(
+                name=f"GUI {serial} {time.strftime('%Y-%m-%d %H:%M')}",
+                device={"serial": serial},
+                directory=self.journal_dir,
+            )
+        except (OSError, JournalError) as exc:
+            log.warning("cannot journal the %s session: %s", serial, exc)
+            return
+        w.attach(s.recorder)
+        self.journals[serial] = w
 
     def _on_link_state(self, serial: str, state: LinkState, detail: str) -> None:
         entry = self.devices.get(serial)
@@ -407,6 +433,11 @@ class Controller(QObject):
         return out
 
     async def close(self) -> None:
+        for w in self.journals.values():
+            try:
+                w.close()
+            except OSError:
+                log.debug("closing journal failed", exc_info=True)
         for fut in self._answers.values():
             if not fut.done():
                 fut.set_result(False)

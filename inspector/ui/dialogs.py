@@ -107,6 +107,7 @@ class ConfirmationDialog(QDialog):
         self.data = event
         self.confirmation_id = str(event.get("confirmation_id", ""))
         self.setWindowTitle("Confirmation requested on the device")
+        self.setMinimumWidth(460)
         self.setModal(False)
         lay = QVBoxLayout(self)
         head = _plain(bound(event.get("title") or "Confirm this action", 200))

@@ -234,6 +234,32 @@ class MainWindow(QMainWindow):
             self._action(
                 TABS[i], "tool", f"Ctrl+{i + 1}", lambda _=False, i=i: self.tabs.setCurrentIndex(i)
             )
+        self.act_sessions = self._action(
+            "Sessions…",
+            "operation",
+            "Ctrl+Shift+S",
+            self.show_sessions,
+            "Recorded sessions (journals)",
+        )
+        self.act_open_bundle = self._action(
+            "Open bug report…",
+            "save",
+            QKeySequence.Open,
+            self.open_bug_report,
+            "Open a bug-report bundle",
+        )
+        menu = self.menuBar().addMenu("&File")
+        for a in (self.act_sessions, self.act_open_bundle):
+            menu.addAction(a)
+        menu.addSeparator()
+        menu.addAction(self.act_quit)
+        view = self.menuBar().addMenu("&View")
+        for a in (self.act_rescan, self.act_reconnect, self.act_negotiate, self.act_theme):
+            view.addAction(a)
+        view.addAction(self.traffic_dock.toggleViewAction())
+        view.addAction(self.nav_dock.toggleViewAction())
+        self.menuBar().addMenu("&Help").addAction(self.act_about)
+        self.side_windows: list[QWidget] = []  # sessions, bug reports, replays (kept alive)
         bar = QToolBar("Main")
         bar.setObjectName("mainToolbar")
         bar.setMovable(False)
@@ -499,6 +525,80 @@ class MainWindow(QMainWindow):
         if hasattr(panel, "refresh_plan"):
             panel.refresh_plan()
         return panel
+
+    # ------------------------------------------------------------------ side windows
+    def _side(self, widget: QWidget, title: str) -> QWidget:
+        """Show a panel as its own window, kept referenced until closed."""
+        widget.setWindowTitle(title)
+        widget.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        widget.resize(1100, 720)
+        self.side_windows.append(widget)
+        widget.destroyed.connect(
+            lambda *_: self.side_windows.remove(widget) if widget in self.side_windows else None
+        )
+        widget.show()
+        return widget
+
+    def show_sessions(self) -> QWidget | None:
+        try:
+            from inspector.ui.sessions_panel import SessionsPanel
+        except ImportError as exc:
+            self.report("Sessions unavailable", str(exc))
+            return None
+        panel = SessionsPanel(directory=self.controller.journal_dir)
+        panel.session_opened.connect(self.show_recorded_session)
+        panel.bundle_exported.connect(
+            lambda path: self._status.setText(f"Bug report written: {bound(path, 200)}")
+        )
+        panel.refresh()
+        return self._side(panel, "Recorded sessions — CETP Inspector")
+
+    def show_recorded_session(self, contents: Any) -> QWidget:
+        """A journal, read-only: its exchanges in a traffic view, and Replay…"""
+        box = QWidget()
+        lay = QVBoxLayout(box)
+        head = QLabel(bound(f"{contents.name} — {len(contents.exchanges)} exchanges", 200))
+        head.setTextFormat(Qt.TextFormat.PlainText)
+        head.setProperty("role", "heading")
+        lay.addWidget(head)
+        view = TrafficPanel()
+        view.model.add_many(contents.exchanges)
+        lay.addWidget(view, 1)
+        replay = QPushButton(theme.icon("refresh"), "Replay against the current device…")
+        replay.clicked.connect(lambda: self.replay(contents))
+        lay.addWidget(replay, 0, Qt.AlignmentFlag.AlignRight)
+        box.traffic = view  # type: ignore[attr-defined]
+        return self._side(box, f"Session {bound(contents.name, 80)} — CETP Inspector")
+
+    def open_bug_report(self, path: str | None = None) -> QWidget | None:
+        try:
+            from inspector.ui.bundle_viewer import BundleViewer
+        except ImportError as exc:
+            self.report("Bug reports unavailable", str(exc))
+            return None
+        if not path:
+            path, _ = QFileDialog.getOpenFileName(
+                self, "Open a bug report", "", "Bug reports (*.zip);;All files (*)"
+            )
+        if not path:
+            return None
+        viewer = BundleViewer()
+        viewer.replay_requested.connect(lambda report: self.replay(report.session))
+        viewer.failed.connect(lambda why: self.report("Cannot open the bug report", why))
+        viewer.open_path(path)
+        return self._side(viewer, "Bug report — CETP Inspector")
+
+    def replay(self, contents: Any) -> QWidget | None:
+        try:
+            from inspector.ui.replay_diff import ReplayPanel
+        except ImportError as exc:
+            self.report("Replay unavailable", str(exc))
+            return None
+        serial = self.current_serial or "virtual"
+        relay = self.controller.session(serial).link
+        return self._side(
+            ReplayPanel(contents, relay=relay), f"Replay on {serial} — CETP Inspector"
+        )
 
     def select_exchange(self, exchange_id: str) -> None:
         self.traffic_dock.show()

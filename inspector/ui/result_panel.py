@@ -91,6 +91,7 @@ class ResultPanel(QWidget):
         self.state.setObjectName("resultState")
         head.addWidget(self.state, 1)
         self.timing = _label("", "muted")
+        self.timing.setWordWrap(False)
         head.addWidget(self.timing)
         lay.addLayout(head)
         self.message = _label("", "muted")
@@ -202,6 +203,10 @@ class ResultPanel(QWidget):
         for box in (self.envelope, self.error_box, self.confirm_box, self.file_box):
             box.setVisible(False)
         if ex is None:
+            self.state.setText("No call yet — build one above and press Send.")
+            _restyle(self.state, "heading")
+            self.message.setText("")
+            self.timing.setText("")
             self.value_view.clear()
             return
         text, role = _STATE_TEXT.get(ex.state, (ex.state.value, "muted"))
@@ -257,6 +262,8 @@ class ResultPanel(QWidget):
         elif ex.file_verdict is not None and ex.file_verdict.parsed:
             self.value_view.show_value(ex.file_verdict.value)
         elif ex.file_verdict is not None and ex.file_verdict.preview:
+            self.value_view.setCurrentIndex(0)
+            self.value_view.tree_model.set_value(None)
             self.value_view.text.show_text(
                 bound(ex.file_verdict.preview, 64_000, single_line=False)
             )

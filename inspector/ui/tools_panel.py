@@ -11,7 +11,6 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
     QLabel,
-    QPlainTextEdit,
     QPushButton,
     QSplitter,
     QTreeWidget,
@@ -24,11 +23,16 @@ from inspector.consumer.negotiation import ToolListDiff
 from inspector.protocol.cetp import ToolDescriptor, ToolList, V1ToolList
 from inspector.ui import theme
 from inspector.ui.badges import BadgeRow, annotation_badges
+from inspector.ui.json_view import JsonEditor
 from inspector.ui.text import PARAGRAPH_LIMIT, bound
 
 
 def _badge_text(t: ToolDescriptor) -> str:
-    return " · ".join(text for text, _r, _t in annotation_badges(t.annotations)[:4])
+    a = t.annotations
+    bits = [a.effect.value, a.risk.value]
+    if a.destructive:
+        bits.append("destructive")
+    return " · ".join(bits)
 
 
 class ToolsPanel(QWidget):
@@ -90,8 +94,7 @@ class ToolsPanel(QWidget):
         self.scopes.setTextFormat(Qt.TextFormat.PlainText)
         self.scopes.setProperty("role", "muted")
         dl.addWidget(self.scopes)
-        self.schema = QPlainTextEdit()
-        self.schema.setReadOnly(True)
+        self.schema = JsonEditor(read_only=True)
         self.schema.setObjectName("toolDetail")
         dl.addWidget(self.schema, 1)
         self.compose = QPushButton(theme.icon("composer"), "Compose a call")
@@ -102,6 +105,8 @@ class ToolsPanel(QWidget):
         split.addWidget(detail)
         split.setStretchFactor(0, 2)
         split.setStretchFactor(2, 3)
+        split.setSizes([330, 240, 560])
+        self.list.setColumnWidth(0, 150)
         lay.addWidget(split, 1)
 
         self._selected: tuple[str, int] | None = None
@@ -187,7 +192,7 @@ class ToolsPanel(QWidget):
             doc = {"description": t1.description, "parameters": t1.parameters}
         else:
             return
-        self.schema.setPlainText(
+        self.schema.show_text(
             bound(
                 json.dumps(doc, indent=2, ensure_ascii=False),
                 PARAGRAPH_LIMIT * 50,

@@ -102,7 +102,7 @@ class TrafficPanel(QWidget):
         self.table.verticalHeader().setDefaultSectionSize(22)
         hh = self.table.horizontalHeader()
         hh.setStretchLastSection(True)
-        for col, width in enumerate((54, 92, 70, 130, 220, 130, 170, 80, 70, 70)):
+        for col, width in enumerate((48, 92, 70, 120, 190, 110, 150, 70, 64, 64)):
             self.table.setColumnWidth(col, width)
         split.addWidget(self.table)
         self.detail = JsonEditor(read_only=True)

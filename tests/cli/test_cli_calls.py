@@ -58,10 +58,16 @@ def test_dual_stack_v1_view_refuses_mutations(cli: Cli) -> None:
 
 
 def test_deadline_is_sent_and_enforced(cli: Cli) -> None:
+    """Each of the next three IPCs (negotiate, list_tools, execute_tool) arrives 250 ms
+    late, so a 100 ms deadline has passed when the provider sees the execution."""
+    before = alert_ids(cli)
+    assert cli("virtual", "fault", "delay", "--package", PRICE, "--ms", "250",
+               "--count", "3").code == 0
     r = cli("call", PRICE, "create_alert", "--args",
-            json.dumps({"symbol": "ACME", "price": ACME_QUOTE}), "--deadline-ms", "1")
-    assert r.code == 1
+            json.dumps({"symbol": "ACME", "price": ACME_QUOTE}), "--deadline-ms", "100")
+    assert r.code == 1, r.out
     assert r.doc["error"]["code"] == "DEADLINE_EXCEEDED"
+    assert alert_ids(cli) == before  # checked before the side effect (§4.1)
 
 
 def test_confirmation_approved_deletes(cli: Cli) -> None:
@@ -164,7 +170,7 @@ def test_no_wait_then_ops_get_and_list(cli: Cli) -> None:
 
 def test_cancel_before_commit_is_confirmed(cli: Cli) -> None:
     r = cli("call", PRICE, "sync_watchlist", "--args",
-            '{"symbols": ["ACME", "GLOBX", "INITECH", "STARK"], "step_ms": 400}', "--no-wait")
+            '{"symbols": ["ACME", "GLOBX", "INITECH", "STARK"], "step_ms": 1000}', "--no-wait")
     op = r.doc["execution"]["operation_id"]
     c = cli("ops", "cancel", op)
     assert c.code == 0, c.out

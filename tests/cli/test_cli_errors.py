@@ -76,7 +76,14 @@ def test_unknown_capability(cli: Cli) -> None:
 
 def test_usage_error_exit_code(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["call"]) == 2
-    assert "usage:" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "usage:" in err and "error: USAGE:" in err
+    assert main(["call", "--json"]) == 2
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["ok"] is False and doc["error"]["code"] == "USAGE"
+    assert "PROVIDER" in doc["error"]["message"]
+    assert main(["ext-call", "x", "y", "--bridge", "pigeon"]) == 2
+    assert "pigeon" in capsys.readouterr().err
 
 
 def test_wrong_token_is_a_device_error(virtual_server: VirtualServer,

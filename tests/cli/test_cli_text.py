@@ -35,3 +35,21 @@ def test_progress_bar_non_tty_prints_changes_only() -> None:
     assert len(lines) == 2
     assert lines[0].startswith("op_1 [##") and "10/100 sync" in lines[0]
     assert "\x1b" not in buf.getvalue()
+
+
+def test_progress_bar_without_numbers_shows_the_state() -> None:
+    buf = io.StringIO()
+    bar = ProgressBar("operation op_1", buf)
+    bar.update(None, None, "queued")
+    bar.update(None, None, "running")
+    bar.done("succeeded")
+    assert buf.getvalue().splitlines() == ["operation op_1 queued", "operation op_1 running",
+                                           "operation op_1 succeeded"]
+
+
+def test_progress_bar_disabled_writes_nothing() -> None:
+    buf = io.StringIO()
+    bar = ProgressBar("x", buf, enabled=False)
+    bar.update(1, 2, "a")
+    bar.done("b")
+    assert buf.getvalue() == ""

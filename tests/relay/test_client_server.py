@@ -164,7 +164,10 @@ async def test_cancelling_the_awaiting_task_cancels_on_the_relay(
     assert errors and errors[0].value["code"] == CANCELLED  # type: ignore[index]
 
 
-async def test_relay_side_timeout(client: RelayClient) -> None:
+async def test_relay_side_timeout(client: RelayClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    from inspector.relay import server
+
+    monkeypatch.setattr(server, "BACKEND_GRACE_S", 0.2)  # the backend overruns timeout + grace
     with pytest.raises(RelayError) as info:
         await client.call("a", "sleep", Bundle(ms=Int(2_000)), timeout_ms=100)
     assert info.value.code == TIMEOUT

@@ -68,7 +68,13 @@ class Harness:
 
 
 @pytest.fixture
-def harness(qtbot, qloop, tmp_path: Path) -> Iterator[Harness]:
+def journal_dir(tmp_path: Path) -> Path | None:
+    """Where the window journals its sessions; None = no journal (override per test)."""
+    return None
+
+
+@pytest.fixture
+def harness(qtbot, qloop, tmp_path: Path, journal_dir: Path | None) -> Iterator[Harness]:
     device = VirtualDevice(tmp_path / "device")
 
     async def connect():
@@ -78,6 +84,8 @@ def harness(qtbot, qloop, tmp_path: Path) -> Iterator[Harness]:
         DeviceManager(VirtualConfig(), use_adb=False),
         EngineOptions(max_auto_wait_ms=2_000),
         connectors={"virtual": connect},
+        journal=journal_dir is not None,
+        journal_dir=journal_dir,
     )
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
     window = MainWindow(controller, settings)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from PySide6.QtCore import Qt
 
 from inspector.consumer.execution import ExecState
 from tests.ui.fixtures import PRICEALERTS, Harness
@@ -188,10 +189,10 @@ def test_corrupted_large_result_is_flagged(harness: Harness):
 def test_extension_called_through_its_bridge(harness: Harness, ext_id, function, args):
     w = harness.window
     assert w.navigator.select("virtual", ext_id)
-    harness.wait(
-        lambda: w.extension_view.host is not None and bool(w.extension_view.host.functions)
-    )
     view = w.extension_view
+    harness.wait(lambda: view.host is not None and bool(view.host.functions)
+                 and view.functions.count() == len(view.host.functions)
+                 and view.functions.item(0).data(Qt.ItemDataRole.UserRole) is not None)
     names = [f.name for f in view.host.functions]
     fn = function if function in names else names[0]
     assert view.select_function(fn)
@@ -259,3 +260,16 @@ def test_operation_survives_a_reconnect(harness: Harness):
     assert ex.state == ExecState.SUCCEEDED, ex.message
     assert ex.request_id == rid and ops.model.rows[0].state == "succeeded"
     assert "ACME" in ops.result.text.toPlainText()
+
+
+def test_package_removed_on_the_device_refreshes_the_tree(harness: Harness):
+    w = harness.window
+
+    def names() -> list[str]:
+        dev = w.navigator.model.item(0, 0)
+        return [dev.child(r, 0).text() for r in range(dev.rowCount())]
+
+    assert "MyFinance" in names()
+    harness.device.uninstall("com.example.finance")  # the device pushes package_changed
+    harness.wait(lambda: "MyFinance" not in names())
+    assert "Unit Converter" in names()

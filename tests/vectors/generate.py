@@ -83,6 +83,19 @@ def bundle_values() -> dict[str, Value]:
                 "": Int(8),
             }
         ),
+        # Supplementary characters (4 UTF-8 bytes, surrogate pairs in UTF-16) sort after
+        # every BMP character by UTF-8 bytes, but before U+E000…U+FFFF in UTF-16 order.
+        "bundle-supplementary-keys": Bundle(
+            {
+                "\U0010ffff": Int(1),
+                "\U00010000": Int(2),
+                "\U0001f600x": Int(3),
+                "\U0001f600": Int(4),
+                "\uffff": Int(5),
+                "\ue000": Int(6),
+                "\ud7ff": Int(7),
+            }
+        ),
         "bundle-all-types": Bundle(
             s="text",
             i=Int(-7),
@@ -222,6 +235,14 @@ def invalid_values() -> dict[str, tuple[bytes, int, str]]:
         "invalid-utf8-key": (_bundle((b"\xff", b"\x00")), 5, "not valid UTF-8"),
         "overlong-utf8": (_string(b"\xc0\xaf"), 1, "not valid UTF-8"),
         "surrogate-utf8": (_string(b"\xed\xa0\x80"), 1, "not valid UTF-8"),
+        # Java's "modified UTF-8" (DataOutputStream.writeUTF): NUL as C0 80, and U+1F600 as
+        # two encoded surrogates (CESU-8) instead of one 4-byte sequence.
+        "modified-utf8-nul": (_string(b"a\xc0\x80b"), 1, "not valid UTF-8"),
+        "cesu8-supplementary-key": (
+            _bundle((b"\xed\xa0\xbd\xed\xb8\x80", b"\x00")),
+            5,
+            "not valid UTF-8",
+        ),
         "depth-33": (_deep(33), 32 * 10, "nested deeper than 32"),
         "count-past-end": (b"\x05\xff\xff\xff\xff", 1, "runs past the end"),
         "bundle-count-past-end": (b"\x07\x00\x00\x01\x00" + b"\x00" * 16, 1, "runs past the end"),

@@ -14,16 +14,28 @@ from inspector.virtual.apps.extensions import FlashlightExtension
 from inspector.virtual.device import VirtualDevice
 from tests.virtual.phones import FINANCE_AUTH, V2, error
 
-SAMPLES = Path("/work/shared/reference/samples")
+SAMPLES = Path(__file__).resolve().parents[1] / "protocol" / "fixtures"
+"""Committed byte-for-byte copies of the reference samples (see README.md there)."""
+SAMPLE_NAMES = (
+    "cetp-v1-finance.list_tools.json",
+    "cetp-v1-finance.get_provider_info.json",
+    "andyclaw-hello-world.extension_manifest.json",
+    "andyclaw-hello-world.service_get_manifest.json",
+)
 SERVICE = "org.ethereumphone.andyclaw.EXTENSION_SERVICE"
 IEXT = "org.ethereumphone.andyclaw.IExtension"
 
 
 def sample(name: str) -> str:
+    """The reference sample as committed in the tests: independent of the app's own copy."""
+    return (SAMPLES / name).read_text("utf-8")
+
+
+@pytest.mark.parametrize("name", SAMPLE_NAMES)
+def test_the_packaged_samples_are_the_reference_samples(name: str) -> None:
     from inspector.virtual.apps.finance import sample as packaged
 
-    p = SAMPLES / name
-    return p.read_text() if p.exists() else packaged(name)
+    assert packaged(name) == sample(name)
 
 
 async def test_finance_publishes_the_sample_json(phone: Any) -> None:

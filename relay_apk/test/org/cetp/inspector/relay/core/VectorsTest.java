@@ -52,6 +52,50 @@ public class VectorsTest {
                 "UTF-8"));
     }
 
+    /** Files in the folder that are not vectors: the generator and its notes. */
+    private static final List<String> NOT_VECTORS = Arrays.asList("README.md", "generate.py",
+            "__init__.py");
+    private static final String[] KINDS = {"bundle-", "frame-", "invalid-value-", "invalid-frame-"};
+
+    /**
+     * Every file of tests/vectors/ is loaded here: each is one half of a .bin/.json pair of a
+     * kind the other tests check, and every .json parses. A new kind of vector therefore
+     * fails this test until the Java side checks it too.
+     */
+    @Test
+    public void everyFileInTheFolderIsAVectorTheseTestsCheck() throws Exception {
+        String[] files = dir().list();
+        Arrays.sort(files);
+        int pairs = 0;
+        for (String f : files) {
+            File file = new File(dir(), f);
+            if (file.isDirectory() || NOT_VECTORS.contains(f)) {
+                continue;
+            }
+            boolean bin = f.endsWith(".bin");
+            assertTrue(f + ": a vector is NAME.bin + NAME.json", bin || f.endsWith(".json"));
+            String name = f.substring(0, f.lastIndexOf('.'));
+            assertTrue(f + ": no partner file", new File(dir(), name + (bin ? ".json" : ".bin"))
+                    .isFile());
+            boolean known = false;
+            for (String k : KINDS) {
+                known |= name.startsWith(k);
+            }
+            assertTrue(f + ": unknown kind of vector (teach VectorsTest about it)", known);
+            if (bin) {
+                assertTrue(f, bin(name).length > 0 || name.startsWith("invalid-"));
+                pairs++;
+            } else {
+                assertTrue(f + " does not hold a JSON object", json(name) instanceof Map);
+            }
+        }
+        int checked = 0;
+        for (String k : KINDS) {
+            checked += names(k).size();
+        }
+        assertEquals("vectors found vs. vectors the tests check", pairs, checked);
+    }
+
     @Test
     public void valueVectorsDecodeAndReencodeByteForByte() throws Exception {
         for (String n : names("bundle-")) {

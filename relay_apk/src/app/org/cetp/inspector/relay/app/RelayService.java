@@ -20,6 +20,7 @@ import org.cetp.inspector.relay.R;
 import org.cetp.inspector.relay.core.Connection;
 import org.cetp.inspector.relay.core.Dispatcher;
 import org.cetp.inspector.relay.core.EventHub;
+import org.cetp.inspector.relay.core.FrameCodec;
 import org.cetp.inspector.relay.core.Limits;
 import org.cetp.inspector.relay.core.Utf8;
 
@@ -182,9 +183,14 @@ public final class RelayService extends Service {
 
         private void serve(final LocalSocket s) {
             try {
-                s.setSoTimeout(Limits.HELLO_TIMEOUT_MS);
+                // the connection's timer answers a silent peer; this only frees the thread
+                s.setSoTimeout(Limits.HELLO_TIMEOUT_MS + Limits.HELLO_READ_BACKSTOP_MS);
+                growSendBuffer(s);
+                // one buffer holds a header and a whole CHUNK: one write per streamed chunk
                 Connection c = new Connection(new BufferedInputStream(s.getInputStream()),
-                        new BufferedOutputStream(s.getOutputStream()), dispatcher, token, hub, LOG);
+                        new BufferedOutputStream(s.getOutputStream(),
+                                FrameCodec.HEADER_SIZE + FrameCodec.MAX_CHUNK),
+                        dispatcher, token, hub, LOG);
                 c.setOnAuthenticated(new Runnable() {
                     @Override
                     public void run() {
@@ -228,6 +234,19 @@ public final class RelayService extends Service {
                 }
                 sockets.clear();
             }
+        }
+    }
+
+    /**
+     * A send buffer of several CHUNK frames lets read_file streams flow without a wake-up
+     * per packet (the kernel default, net.core.wmem_default, is usually 208 KiB: less than
+     * one full CHUNK frame).
+     */
+    private static void growSendBuffer(LocalSocket s) {
+        try {
+            s.setSendBufferSize(Limits.SEND_BUFFER_BYTES);
+        } catch (IOException e) {
+            Log.w(TAG, "cannot enlarge the socket send buffer: " + e.getMessage());
         }
     }
 

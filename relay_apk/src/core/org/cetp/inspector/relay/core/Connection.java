@@ -10,8 +10,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * One desktop connection: hello and token check first, then requests run concurrently
@@ -38,6 +43,28 @@ public final class Connection implements Runnable {
     private final ExecutorService workers;
     private boolean wantsEvents;
     private volatile Runnable onAuthenticated;
+    private volatile int helloTimeoutMs = Limits.HELLO_TIMEOUT_MS;
+    private static final int HELLO_PENDING = 0;
+    private static final int HELLO_RECEIVED = 1;
+    private static final int HELLO_TIMED_OUT = 2;
+    /** Who answered first: the hello or the hello timer (exactly one of them replies). */
+    private final AtomicInteger helloState = new AtomicInteger(HELLO_PENDING);
+
+    /** One daemon thread for every connection's hello timer. */
+    private static final ScheduledExecutorService WATCHDOG = helloTimer();
+
+    private static ScheduledExecutorService helloTimer() {
+        ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, new ThreadFactory() {
+            @Override
+            public Thread newThread(Runnable r) {
+                Thread t = new Thread(r, "relay-hello-timer");
+                t.setDaemon(true);
+                return t;
+            }
+        });
+        timer.setRemoveOnCancelPolicy(true); // a disarmed timer must not linger for 10 s
+        return timer;
+    }
 
     public Connection(InputStream in, OutputStream out, Dispatcher dispatcher, byte[] tokenUtf8,
                       EventHub events, Log log) {
@@ -62,14 +89,29 @@ public final class Connection implements Runnable {
 
     /**
      * Called once the hello succeeded; transports use it to lift the read timeout they set
-     * for the hello ({@link Limits#HELLO_TIMEOUT_MS}), so a silent peer cannot hold a thread.
+     * as a backstop for the hello ({@link Limits#HELLO_TIMEOUT_MS} +
+     * {@link Limits#HELLO_READ_BACKSTOP_MS}), so a silent peer cannot hold a thread.
      */
     public void setOnAuthenticated(Runnable r) {
         onAuthenticated = r;
     }
 
+    /** Overrides {@link Limits#HELLO_TIMEOUT_MS} (tests, HostMain); call before {@link #run}. */
+    public void setHelloTimeoutMs(int ms) {
+        if (ms <= 0) {
+            throw new IllegalArgumentException("hello timeout must be positive, got " + ms);
+        }
+        helloTimeoutMs = ms;
+    }
+
     @Override
     public void run() {
+        ScheduledFuture<?> watchdog = WATCHDOG.schedule(new Runnable() {
+            @Override
+            public void run() {
+                helloTimedOut();
+            }
+        }, helloTimeoutMs, TimeUnit.MILLISECONDS);
         try {
             if (!handshake()) {
                 return;
@@ -82,27 +124,54 @@ public final class Connection implements Runnable {
                 onFrame(f);
             }
         } catch (FrameCodec.BadFrameException e) {
-            sendError(0, new RelayException(e.code, e.getMessage()));
+            if (helloState.get() != HELLO_TIMED_OUT) {
+                sendError(0, new RelayException(e.code, e.getMessage()));
+            }
         } catch (IOException e) {
             if (!closed.get()) {
                 log.info("connection ended: " + e.getMessage());
             }
         } finally {
+            watchdog.cancel(false);
             close();
         }
     }
 
-    /** Reads the first frame, which must be a valid hello; answers it. */
+    /** The hello timer fired: a peer that sent no hello gets ERROR 0 AUTH_FAILED and is dropped. */
+    private void helloTimedOut() {
+        if (!helloState.compareAndSet(HELLO_PENDING, HELLO_TIMED_OUT)) {
+            return;
+        }
+        log.info("no hello within " + helloTimeoutMs + " ms; closing the connection");
+        sendError(0, new RelayException(RelayException.AUTH_FAILED, "no hello within "
+                + helloTimeoutMs + " ms; send hello as the first request"));
+        close();
+    }
+
+    /**
+     * Reads the first frame, which must be a valid hello; answers it. Checks in the order of
+     * docs/relay-protocol.md §3: frame, payload, op, version, then token; every refusal
+     * except a broken frame carries the hello's request id and closes the connection.
+     */
     private boolean handshake() throws IOException {
         Frame f = FrameCodec.read(in);
-        if (f == null) {
-            return false;
+        if (f == null || !helloState.compareAndSet(HELLO_PENDING, HELLO_RECEIVED)) {
+            return false; // peer gone, or the hello timer already answered
+        }
+        if (f.type != Frame.REQUEST) {
+            throw new FrameCodec.BadFrameException(RelayException.BAD_FRAME,
+                    "expected a hello REQUEST, got " + Frame.typeName(f.type));
+        }
+        if (f.requestId == 0) {
+            throw new FrameCodec.BadFrameException(RelayException.BAD_FRAME,
+                    "REQUEST with request id 0 (0 is reserved for the connection)");
         }
         TypedBundle req;
         try {
-            req = requestValue(f);
-        } catch (RelayException e) {
-            sendError(RelayException.BAD_FRAME.equals(e.code) ? 0 : f.requestId, e);
+            req = ValueCodec.decodeBundle(f.payload);
+        } catch (ValueCodec.CodecException e) {
+            sendError(f.requestId, new RelayException(RelayException.BAD_FRAME,
+                    "undecodable hello: " + e.getMessage()));
             return false;
         }
         if (!"hello".equals(req.get("op"))) {
@@ -111,9 +180,8 @@ public final class Connection implements Runnable {
             return false;
         }
         Object argsObj = req.get("args");
-        Args a = new Args("hello", argsObj instanceof TypedBundle ? (TypedBundle) argsObj : null);
-        Object version = argsObj instanceof TypedBundle
-                ? ((TypedBundle) argsObj).get("protocol_version") : null;
+        TypedBundle args = argsObj instanceof TypedBundle ? (TypedBundle) argsObj : new TypedBundle();
+        Object version = args.get("protocol_version");
         if (!(version instanceof Integer) || (Integer) version != Limits.PROTOCOL_VERSION) {
             sendError(f.requestId, new RelayException(RelayException.UNSUPPORTED_VERSION,
                     "this relay speaks protocol version " + Limits.PROTOCOL_VERSION + ", the client"
@@ -121,7 +189,7 @@ public final class Connection implements Runnable {
                     new TypedBundle().put("supported", new int[] {Limits.PROTOCOL_VERSION})));
             return false;
         }
-        Object presented = argsObj instanceof TypedBundle ? ((TypedBundle) argsObj).get("token") : null;
+        Object presented = args.get("token");
         if (!Digests.tokenMatches(presented instanceof String ? (String) presented : null, token)) {
             log.info("hello refused: wrong session token");
             sendError(f.requestId, new RelayException(RelayException.AUTH_FAILED,
@@ -129,7 +197,7 @@ public final class Connection implements Runnable {
             return false;
         }
         try {
-            wantsEvents = a.bool("events", false);
+            wantsEvents = new Args("hello", args).bool("events", false);
         } catch (RelayException e) {
             sendError(f.requestId, e);
             return false;
@@ -146,69 +214,72 @@ public final class Connection implements Runnable {
         return true;
     }
 
-    private TypedBundle requestValue(Frame f) throws RelayException {
-        if (f.type != Frame.REQUEST) {
-            throw new RelayException(RelayException.BAD_FRAME, "expected a REQUEST frame, got "
-                    + Frame.typeName(f.type));
-        }
-        if (f.requestId == 0) {
-            throw new RelayException(RelayException.BAD_FRAME, "request id 0 is reserved");
-        }
-        TypedBundle req;
-        try {
-            req = ValueCodec.decodeBundle(f.payload);
-        } catch (ValueCodec.CodecException e) {
-            throw new RelayException(RelayException.BAD_FRAME, "undecodable request: "
-                    + e.getMessage());
-        }
-        if (!(req.get("op") instanceof String)) {
-            throw new RelayException(RelayException.BAD_ARGS, "request has no String 'op'");
-        }
-        Object args = req.get("args");
-        if (args != null && !(args instanceof TypedBundle)) {
-            throw new RelayException(RelayException.BAD_ARGS, "request 'args' must be a Bundle");
-        }
-        return req;
-    }
-
+    /**
+     * One frame after the hello. Frames that break the connection's rules (wrong direction,
+     * request id 0, an id still in flight) throw BAD_FRAME: ERROR 0 and close. A sound frame
+     * with a bad payload only fails its own request.
+     */
     private void onFrame(Frame f) throws IOException {
         if (f.type == Frame.CANCEL) {
             cancel(f.requestId);
             return;
         }
+        if (f.type != Frame.REQUEST) {
+            throw new FrameCodec.BadFrameException(RelayException.BAD_FRAME,
+                    Frame.typeName(f.type) + " frames only travel relay → desktop");
+        }
+        if (f.requestId == 0) {
+            throw new FrameCodec.BadFrameException(RelayException.BAD_FRAME,
+                    "REQUEST with request id 0 (0 is reserved for the connection)");
+        }
+        synchronized (inFlight) {
+            if (inFlight.containsKey(f.requestId)) {
+                throw new FrameCodec.BadFrameException(RelayException.BAD_FRAME, "request id "
+                        + f.requestId + " is already in flight");
+            }
+        }
         TypedBundle req;
         try {
-            req = requestValue(f);
-        } catch (RelayException e) {
-            if (RelayException.BAD_FRAME.equals(e.code)) {
-                sendError(0, e);
-                closed.set(true);
-            } else {
-                sendError(f.requestId, e);
-            }
+            req = ValueCodec.decodeBundle(f.payload);
+        } catch (ValueCodec.CodecException e) {
+            sendError(f.requestId, new RelayException(RelayException.BAD_FRAME,
+                    "undecodable request: " + e.getMessage()));
             return;
         }
-        final String op = (String) req.get("op");
-        final TypedBundle args = (TypedBundle) req.get("args");
+        Object opObj = req.get("op");
+        Object argsObj = req.get("args");
+        if (!(opObj instanceof String) || (argsObj != null && !(argsObj instanceof TypedBundle))) {
+            sendError(f.requestId, new RelayException(RelayException.BAD_ARGS,
+                    "a REQUEST is {op: String, args: Bundle}, got op " + Values.describe(opObj)
+                            + " and args " + Values.describe(argsObj)));
+            return;
+        }
+        final String op = (String) opObj;
+        final TypedBundle args = argsObj == null ? new TypedBundle() : (TypedBundle) argsObj;
         if ("hello".equals(op)) {
             sendError(f.requestId, new RelayException(RelayException.BAD_ARGS,
                     "hello was already done on this connection"));
             return;
         }
+        if (!dispatcher.serves(op)) {
+            sendError(f.requestId, new RelayException(RelayException.UNKNOWN_OP,
+                    "this relay does not offer the op '" + Values.clip(op, 80)
+                            + "'; see the hello's capabilities"));
+            return;
+        }
         final Request r;
         synchronized (inFlight) {
-            if (inFlight.containsKey(f.requestId)) {
-                sendError(f.requestId, new RelayException(RelayException.BAD_ARGS, "request id "
-                        + f.requestId + " is already in flight"));
-                return;
-            }
             if (inFlight.size() >= Limits.MAX_IN_FLIGHT) {
-                sendError(f.requestId, new RelayException(RelayException.BUSY, "already "
-                        + Limits.MAX_IN_FLIGHT + " requests in flight; wait for some to finish"));
-                return;
+                r = null;
+            } else {
+                r = new Request(f.requestId);
+                inFlight.put(f.requestId, r);
             }
-            r = new Request(f.requestId);
-            inFlight.put(f.requestId, r);
+        }
+        if (r == null) {
+            sendError(f.requestId, new RelayException(RelayException.BUSY, "already "
+                    + Limits.MAX_IN_FLIGHT + " requests in flight; wait for some to finish"));
+            return;
         }
         r.thread = workers.submit(new Runnable() {
             @Override
@@ -241,9 +312,20 @@ public final class Connection implements Runnable {
     }
 
     void send(Frame f) throws IOException {
-        byte[] bytes = FrameCodec.encode(f);
+        send(f.type, f.requestId, f.payload, 0, f.payload.length);
+    }
+
+    /** Header and payload back to back under the write lock; the payload is not copied. */
+    private void send(int type, long requestId, byte[] payload, int off, int len)
+            throws IOException {
+        if (len > FrameCodec.MAX_FRAME_PAYLOAD) {
+            throw new IllegalArgumentException("frame payload of " + len
+                    + " bytes exceeds the maximum " + FrameCodec.MAX_FRAME_PAYLOAD);
+        }
+        byte[] header = FrameCodec.encodeHeader(type, requestId, len);
         synchronized (writeLock) {
-            out.write(bytes);
+            out.write(header);
+            out.write(payload, off, len);
             out.flush();
         }
     }
@@ -377,10 +459,8 @@ public final class Connection implements Runnable {
             if (cancelled || finished.get()) {
                 throw new PeerGone("request " + id + " was cancelled");
             }
-            byte[] copy = new byte[len];
-            System.arraycopy(data, off, copy, 0, len);
             try {
-                send(new Frame(Frame.CHUNK, id, copy));
+                send(Frame.CHUNK, id, data, off, len); // written before this returns: no copy
             } catch (IOException e) {
                 throw new PeerGone("connection closed: " + e.getMessage());
             }

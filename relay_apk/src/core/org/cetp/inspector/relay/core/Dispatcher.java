@@ -23,9 +23,6 @@ public final class Dispatcher {
         "ping", "discover", "call", "read_file", "close_handle", "launch_pending_intent",
         "bind_transact", "broadcast", "start_activity", "read_resource", "wake_provider",
     };
-    /** Extra capability: EVENT frames for package changes. */
-    public static final String CAP_EVENTS = "events";
-
     private final Platform platform;
     private final ExecutorService ipc = Executors.newCachedThreadPool(new ThreadFactory() {
         private int n;
@@ -46,11 +43,19 @@ public final class Dispatcher {
         return platform;
     }
 
+    /** Whether {@code op} is one this relay serves (everything else is UNKNOWN_OP). */
+    public boolean serves(String op) {
+        for (String o : OPS) {
+            if (o.equals(op)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The hello's capabilities: exactly the ops served (docs/relay-protocol.md §3). */
     public String[] capabilities() {
-        String[] caps = new String[OPS.length + 1];
-        System.arraycopy(OPS, 0, caps, 0, OPS.length);
-        caps[OPS.length] = CAP_EVENTS;
-        return caps;
+        return OPS.clone();
     }
 
     /** The hello result (docs/relay-protocol.md §3). */
@@ -74,12 +79,14 @@ public final class Dispatcher {
     public TypedBundle dispatch(String op, TypedBundle rawArgs, final RequestContext ctx)
             throws RelayException, RequestContext.PeerGone {
         final Args a = new Args(op, rawArgs);
+        // every op takes timeout_ms (docs/relay-protocol.md §4): a bad one is BAD_ARGS
+        final int timeout = a.timeoutMs();
         try {
             if ("ping".equals(op)) {
                 return new TypedBundle().put("time_ms", System.currentTimeMillis());
             } else if ("discover".equals(op)) {
                 final String pkg = a.optString("package");
-                TypedBundle[] records = bounded(op, Limits.DEFAULT_TIMEOUT_MS,
+                TypedBundle[] records = bounded(op, timeout,
                         new Callable<TypedBundle[]>() {
                             @Override
                             public TypedBundle[] call() throws Exception {
@@ -92,7 +99,6 @@ public final class Dispatcher {
                 final String method = a.string("method");
                 final String arg = a.optString("arg");
                 final TypedBundle extras = a.optBundle("extras");
-                final int timeout = a.timeoutMs();
                 TypedBundle reply = bounded(op, timeout, new Callable<TypedBundle>() {
                     @Override
                     public TypedBundle call() throws Exception {
@@ -107,11 +113,6 @@ public final class Dispatcher {
                 return new TypedBundle().put("closed", ctx.handles().close(a.string("handle")));
             } else if ("launch_pending_intent".equals(op)) {
                 final Object pi = ctx.handles().get(a.string("handle"));
-                final int timeout = a.optInt("timeout_ms", Limits.MAX_TIMEOUT_MS);
-                if (timeout <= 0 || timeout > Limits.MAX_TIMEOUT_MS) {
-                    throw new RelayException(RelayException.BAD_ARGS,
-                            op + ": timeout_ms must be 1 … " + Limits.MAX_TIMEOUT_MS);
-                }
                 Platform.ActivityResult r = bounded(op, timeout,
                         new Callable<Platform.ActivityResult>() {
                             @Override
@@ -126,7 +127,6 @@ public final class Dispatcher {
                 final String descriptor = a.string("descriptor");
                 final int code = a.integer("code");
                 final String[] strings = a.strings("strings");
-                final int timeout = a.timeoutMs();
                 Platform.TransactResult r = bounded(op, timeout,
                         new Callable<Platform.TransactResult>() {
                             @Override
@@ -141,7 +141,6 @@ public final class Dispatcher {
                 final String action = a.string("action");
                 final TypedBundle extras = a.optBundle("extras");
                 final String replyAction = a.string("reply_action");
-                final int timeout = a.timeoutMs();
                 // the platform reports a missing reply as timed_out; allow it a margin
                 Platform.BroadcastResult r = bounded(op, timeout + 5000,
                         new Callable<Platform.BroadcastResult>() {
@@ -157,7 +156,7 @@ public final class Dispatcher {
                 final String pkg = a.string("package");
                 final String action = a.string("action");
                 final TypedBundle extras = a.optBundle("extras");
-                Platform.ActivityStart r = bounded(op, Limits.DEFAULT_TIMEOUT_MS,
+                Platform.ActivityStart r = bounded(op, timeout,
                         new Callable<Platform.ActivityStart>() {
                             @Override
                             public Platform.ActivityStart call() throws Exception {
@@ -174,7 +173,7 @@ public final class Dispatcher {
                     throw new RelayException(RelayException.BAD_ARGS, op + ": max_bytes must be 1 … "
                             + Limits.MAX_RESOURCE_BYTES + ", got " + max);
                 }
-                Platform.ResourceData r = bounded(op, Limits.DEFAULT_TIMEOUT_MS,
+                Platform.ResourceData r = bounded(op, timeout,
                         new Callable<Platform.ResourceData>() {
                             @Override
                             public Platform.ResourceData call() throws Exception {
@@ -194,7 +193,6 @@ public final class Dispatcher {
                     throw new RelayException(RelayException.BAD_ARGS,
                             op + ": mode must be \"acquire\" or \"launch\", got \"" + mode + "\"");
                 }
-                final int timeout = a.timeoutMs();
                 Platform.WakeResult r = bounded(op, timeout, new Callable<Platform.WakeResult>() {
                     @Override
                     public Platform.WakeResult call() throws Exception {

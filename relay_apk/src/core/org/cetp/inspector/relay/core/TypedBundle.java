@@ -58,18 +58,22 @@ public final class TypedBundle {
     public static final Comparator<String> UTF8_ORDER = new Comparator<String>() {
         @Override
         public int compare(String a, String b) {
-            byte[] x = Utf8.encode(a);
-            byte[] y = Utf8.encode(b);
-            int n = Math.min(x.length, y.length);
-            for (int i = 0; i < n; i++) {
-                int d = (x[i] & 0xff) - (y[i] & 0xff);
-                if (d != 0) {
-                    return d;
-                }
-            }
-            return x.length - y.length;
+            return compareUnsigned(Utf8.encode(a), Utf8.encode(b));
         }
     };
+
+    /** Byte-wise unsigned comparison, shorter first on a common prefix (Java 8 has no
+     * Arrays.compareUnsigned). */
+    static int compareUnsigned(byte[] x, byte[] y) {
+        int n = Math.min(x.length, y.length);
+        for (int i = 0; i < n; i++) {
+            int d = (x[i] & 0xff) - (y[i] & 0xff);
+            if (d != 0) {
+                return d;
+            }
+        }
+        return x.length - y.length;
+    }
 
     @Override
     public boolean equals(Object o) {

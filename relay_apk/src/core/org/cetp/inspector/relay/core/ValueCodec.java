@@ -2,8 +2,8 @@ package org.cetp.inspector.relay.core;
 
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.CharacterCodingException;
+import java.util.Arrays;
 import java.util.HashSet;
-import java.util.List;
 import java.util.Set;
 
 /**
@@ -156,12 +156,35 @@ public final class ValueCodec {
         }
     }
 
+    /** A key with its UTF-8 bytes, encoded once for both sorting and writing. */
+    private static final class Key implements Comparable<Key> {
+        final String key;
+        final byte[] utf8;
+
+        Key(String key) {
+            this.key = key;
+            this.utf8 = Utf8.encode(key);
+        }
+
+        @Override
+        public int compareTo(Key o) {
+            return TypedBundle.compareUnsigned(utf8, o.utf8);
+        }
+    }
+
     private static void writeBundleBody(Out out, TypedBundle b, int depth) {
-        List<String> keys = b.sortedKeys();
-        out.u32(keys.size());
-        for (String k : keys) {
-            out.str(k);
-            write(out, b.get(k), depth + 1);
+        Set<String> names = b.keySet();
+        Key[] keys = new Key[names.size()];
+        int i = 0;
+        for (String k : names) {
+            keys[i++] = new Key(k);
+        }
+        Arrays.sort(keys); // ascending UTF-8 bytes, not String.compareTo (§2)
+        out.u32(keys.length);
+        for (Key k : keys) {
+            out.u32(k.utf8.length);
+            out.bytes(k.utf8);
+            write(out, b.get(k.key), depth + 1);
         }
     }
 

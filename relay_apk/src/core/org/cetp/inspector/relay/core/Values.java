@@ -50,7 +50,7 @@ public final class Values {
             return "null";
         }
         if (v instanceof String) {
-            return "\"" + v + "\"";
+            return "\"" + clip((String) v, 80) + "\"";
         }
         if (v instanceof Long) {
             return v + "L";
@@ -68,5 +68,17 @@ public final class Values {
             return Arrays.toString((TypedBundle[]) v);
         }
         return String.valueOf(v);
+    }
+
+    /**
+     * At most {@code max} chars of peer-supplied text for a message, never splitting a
+     * surrogate pair (a lone surrogate could not be encoded back to UTF-8).
+     */
+    public static String clip(String s, int max) {
+        if (s.length() <= max) {
+            return s;
+        }
+        int end = Character.isHighSurrogate(s.charAt(max - 1)) ? max - 1 : max;
+        return s.substring(0, end) + "…";
     }
 }

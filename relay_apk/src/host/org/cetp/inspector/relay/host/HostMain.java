@@ -10,6 +10,7 @@ import java.net.Socket;
 import org.cetp.inspector.relay.core.Connection;
 import org.cetp.inspector.relay.core.Dispatcher;
 import org.cetp.inspector.relay.core.EventHub;
+import org.cetp.inspector.relay.core.FrameCodec;
 import org.cetp.inspector.relay.core.Limits;
 import org.cetp.inspector.relay.core.Utf8;
 
@@ -67,10 +68,14 @@ public final class HostMain {
                 @Override
                 public void run() {
                     try {
-                        s.setSoTimeout(helloTimeoutMs);
+                        // the connection's timer answers a silent peer; this only frees the thread
+                        s.setSoTimeout(helloTimeoutMs + Limits.HELLO_READ_BACKSTOP_MS);
+                        s.setSendBufferSize(Limits.SEND_BUFFER_BYTES);
                         Connection c = new Connection(new BufferedInputStream(s.getInputStream()),
-                                new BufferedOutputStream(s.getOutputStream()), dispatcher,
-                                tokenBytes, hub, log);
+                                new BufferedOutputStream(s.getOutputStream(),
+                                        FrameCodec.HEADER_SIZE + FrameCodec.MAX_CHUNK),
+                                dispatcher, tokenBytes, hub, log);
+                        c.setHelloTimeoutMs(helloTimeoutMs);
                         c.setOnAuthenticated(new Runnable() {
                             @Override
                             public void run() {
