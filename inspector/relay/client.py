@@ -118,6 +118,7 @@ class RelayClient:
         self._pending: dict[int, asyncio.Future[Bundle] | _Stream] = {}
         self._ops: dict[int, str] = {}
         self._handlers: list[EventHandler] = []
+        self._close_handlers: list[Callable[[RelayError], None]] = []
         self._hello: HelloInfo | None = None
         self._closed_error: RelayError | None = None
         self._reader_task: asyncio.Task[None] | None = None
@@ -349,10 +350,31 @@ class RelayClient:
             entry.set_exception(err)
 
     def _fail_all(self, err: RelayError) -> None:
-        if self._closed_error is None:
+        first = self._closed_error is None
+        if first:
             self._closed_error = err
         for rid in list(self._pending):
             self._fail_one(rid, err)
+        if first:
+            self._notify_closed(err)
+
+    def add_close_handler(self, handler: Callable[[RelayError], None]) -> None:
+        """Call `handler(error)` once when the connection ends, even while idle.
+
+        A session uses it to show a pulled cable at once instead of at the next call.
+        """
+        if self._closed_error is not None:
+            handler(self._closed_error)
+            return
+        self._close_handlers.append(handler)
+
+    def _notify_closed(self, err: RelayError) -> None:
+        handlers, self._close_handlers = self._close_handlers, []
+        for handler in handlers:
+            try:
+                handler(err)
+            except Exception:
+                log.exception("relay close handler failed")
 
     # -- requests -----------------------------------------------------------------------
     async def _request(self, op: str, args: Bundle, timeout_s: float | None = None) -> Bundle:

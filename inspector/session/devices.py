@@ -152,7 +152,8 @@ class AdbLayerSource:
 
     async def list_devices(self) -> list[DeviceInfo]:
         devices = self.layer.devices
-        if not devices.endpoint.is_running():
+        # is_running() is a blocking socket connect (up to 0.5 s): keep it off the loop.
+        if not await asyncio.to_thread(devices.endpoint.is_running):
             if not self.start_server:
                 raise RuntimeError("the adb server is not running")
             await devices.start_server()
@@ -167,7 +168,8 @@ class AdbLayerSource:
 
         try:
             if serial in getattr(self.layer, "links", {}):
-                return await self.layer.reconnect_relay(serial)
+                return await self.layer.reconnect_relay(
+                    serial, confirm_uninstall=self.confirm_uninstall)
             return await self.layer.connect_relay(serial,
                                                   confirm_uninstall=self.confirm_uninstall)
         except DeviceError as exc:

@@ -374,3 +374,23 @@ async def test_small_backend_pieces_are_coalesced_into_full_chunks(
             got += item
     assert sizes == [70_000] * 4 + [20_001]
     assert bytes(got) == data and end == StreamEnd(len(data), hashlib.sha256(data).hexdigest())
+
+
+async def test_close_handler_fires_once_on_an_idle_disconnect(client: RelayClient) -> None:
+    """A pulled cable must be noticed while idle, not only at the next call."""
+    seen: list[str] = []
+    closed = asyncio.Event()
+
+    def on_close(err: RelayError) -> None:
+        seen.append(err.code)
+        closed.set()
+
+    client.add_close_handler(on_close)
+    with pytest.raises(RelayError):
+        await client.fault("drop_connection")
+    await asyncio.wait_for(closed.wait(), 5)
+    assert seen == [DISCONNECTED]
+    late: list[str] = []
+    client.add_close_handler(lambda err: late.append(err.code))  # after the fact: at once
+    await client.close()
+    assert seen == [DISCONNECTED] and late == [DISCONNECTED]

@@ -95,10 +95,14 @@ def harness(qtbot, qloop, tmp_path: Path, journal_dir: Path | None) -> Iterator[
     h.wait(lambda: controller.discovery("virtual") is not None)
     yield h
     window.close()
+    closing = spawn(controller.close(), "test-close")  # links first: no reconnects after
+    qtbot.waitUntil(closing.done, timeout=10_000)
     for task in spawner().tasks:  # a test may leave a call or a poll running
         task.cancel()
-    qtbot.waitUntil(spawner().is_idle, timeout=10_000)
-    spawn(controller.close(), "test-close")
-    qtbot.waitUntil(spawner().is_idle, timeout=10_000)
+    try:
+        qtbot.waitUntil(spawner().is_idle, timeout=10_000)
+    except Exception:
+        names = [t.get_name() for t in spawner().tasks]
+        raise AssertionError(f"background tasks did not end: {names}") from None
     spawn(device.aclose(), "test-device-close")
     qtbot.waitUntil(spawner().is_idle, timeout=10_000)
