@@ -52,8 +52,11 @@ def run_gui(argv: list[str] | None = None) -> int:
 
     async def main() -> None:
         await closing.wait()
+        try:  # links first, so nothing reconnects while the tasks are cancelled
+            await asyncio.wait_for(window.controller.close(), 5)
+        except (TimeoutError, asyncio.TimeoutError):
+            log.warning("closing the device sessions took too long")
         await spawner().cancel_all()
-        await window.controller.close()
 
     try:
         with loop:

@@ -8,6 +8,7 @@ come from anyone): shown as plain, bounded text.
 Embedding (the main window wires it):
 
     panel = SessionsPanel(directory=None, parent=dialog_or_tab)  # None = the default folder
+    panel.active_sessions = lambda: {w.session_id for w in controller.journals.values()}
     panel.session_opened.connect(window.show_session)     # JournalContents, read-only view
     panel.bundle_exported.connect(lambda path: window.statusBar().showMessage(path))
     panel.refresh()
@@ -230,6 +231,7 @@ class SessionsPanel(QWidget):
 
     Signals: `session_opened(object)` — the `JournalContents` of the opened session;
     `bundle_exported(str)` — the written bundle's path; `sessions_changed()`.
+    `active_sessions() -> set[str]`: ids being journaled now, which delete refuses.
     Test hooks replace the dialogs: `ask_name(current) -> str | None`,
     `confirm_delete(summary) -> bool`, `ask_export(summary) -> BundleChoice | None`.
     """
@@ -246,6 +248,8 @@ class SessionsPanel(QWidget):
         self.ask_name: Callable[[str], str | None] = self._ask_name_dialog
         self.confirm_delete: Callable[[SessionSummary], bool] = self._confirm_delete_dialog
         self.ask_export: Callable[[SessionSummary], BundleChoice | None] = self._export_dialog
+        #: ids of sessions being recorded right now (they cannot be deleted)
+        self.active_sessions: Callable[[], set[str]] = set
         self._busy: asyncio.Task[Any] | None = None
 
         self.model = SessionsModel(self)
@@ -380,7 +384,13 @@ class SessionsPanel(QWidget):
 
     def delete_selected(self) -> asyncio.Task[Any] | None:
         s = self.selected()
-        if s is None or not self.confirm_delete(s):
+        if s is None:
+            return None
+        if s.session_id in self.active_sessions():
+            self._set_status("This session is being recorded right now; disconnect its "
+                             "device (or quit) before deleting it.", error=True)
+            return None
+        if not self.confirm_delete(s):
             return None
 
         async def go() -> None:

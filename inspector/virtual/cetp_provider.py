@@ -209,6 +209,69 @@ class Operation:
         )
 
 
+AUDIT_DEFAULT_LIMIT = 50
+AUDIT_MAX_LIMIT = 500
+
+
+def audit_tool(scope: str, name: str = "list_executions") -> ToolSpec:
+    """A read tool over the provider's audit log (one row per business side effect).
+
+    Without it nothing outside can see whether a background mutation ran once or twice
+    (`sync_watchlist` rewrites the same watchlist); with it a conformance observer counts
+    executions (`count` grows by one per effect). Implemented by
+    `CetpProvider.tool_list_executions`."""
+    return ToolSpec(
+        name=name,
+        title="List executions",
+        description=(
+            "The audit log of your actions in this app: one entry per change a tool made "
+            "(request id, tool, time), newest first, with the total count"
+        ),
+        input_schema={
+            "type": "object",
+            "properties": {
+                "tool": {"type": "string", "pattern": "^[a-z][a-z0-9_]{0,63}$"},
+                "limit": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "maximum": AUDIT_MAX_LIMIT,
+                    "default": AUDIT_DEFAULT_LIMIT,
+                },
+            },
+            "additionalProperties": False,
+        },
+        output_schema={
+            "type": "object",
+            "properties": {
+                "count": {"type": "integer", "minimum": 0},
+                "executions": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "request_id": {"type": "string"},
+                            "tool": {"type": "string"},
+                            "at_ms": {"type": "integer"},
+                        },
+                        "required": ["request_id", "tool", "at_ms"],
+                    },
+                },
+            },
+            "required": ["count", "executions"],
+        },
+        scopes=(scope,),
+        annotations={
+            "effect": "read",
+            "risk": "low",
+            "destructive": False,
+            "idempotent": True,
+            "open_world": False,
+            "confirmation": "never",
+            "execution": "sync",
+        },
+    )
+
+
 def _uuid_ok(value: str) -> bool:
     try:
         uuid.UUID(value)
@@ -242,8 +305,16 @@ class CetpProvider(VirtualApp):
     POLL_AFTER_MS = 250
     EXTRA_SCHEMA = ""
 
-    def __init__(self, package: str | None = None, label: str | None = None) -> None:
+    def __init__(
+        self,
+        package: str | None = None,
+        label: str | None = None,
+        *,
+        confirmation_ttl_ms: int | None = None,
+    ) -> None:
         super().__init__(package, label)
+        if confirmation_ttl_ms is not None:
+            self.confirmation_ttl_ms = confirmation_ttl_ms
         self.sessions: dict[str, Session] = {}
         self.store: Store = None  # type: ignore[assignment]  # opened in on_install
         self._locks: dict[tuple[int, str], asyncio.Lock] = {}
@@ -251,6 +322,19 @@ class CetpProvider(VirtualApp):
         self._op_tasks: dict[str, asyncio.Task[Any]] = {}
         self._validators: dict[int, Any] = {}
         self._valid_docs: set[tuple[str, str, str]] = set()
+
+    @property
+    def confirmation_ttl_ms(self) -> int:
+        """How long a confirmation (and its resume_token) stays valid. A setting rather than
+        a constant so a test or a conformance run can use a short lifetime without
+        subclassing (`VirtualDevice(confirmation_ttl_ms=…)` sets it on every provider)."""
+        return int(self.CONFIRMATION_TTL_MS)
+
+    @confirmation_ttl_ms.setter
+    def confirmation_ttl_ms(self, value: int) -> None:
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise ValueError(f"confirmation_ttl_ms must be a positive int, got {value!r}")
+        self.CONFIRMATION_TTL_MS = value
 
     # --- identity & declarations ----------------------------------------------------------------
     @property
@@ -742,6 +826,30 @@ class CetpProvider(VirtualApp):
             )
         return int(row["n"]) if row else 0
 
+    def tool_list_executions(self, call: ToolCall) -> dict[str, Any]:
+        """The audit read tool (see `audit_tool`): this caller's side effects, newest first.
+
+        `count` is the total, so an observer keeps seeing each new execution even when the
+        list is cut at `limit`; only the caller's own rows are shown (§7.2)."""
+        where, params = "uid=?", [call.caller.uid]
+        if call.args.get("tool"):
+            where, params = where + " AND tool=?", [*params, call.args["tool"]]
+        count = self.store.one(f"SELECT COUNT(*) AS n FROM executions WHERE {where}", *params)
+        limit = int(call.args.get("limit", AUDIT_DEFAULT_LIMIT))
+        rows = self.store.all(
+            f"SELECT request_id, tool, at_ms FROM executions WHERE {where}"
+            " ORDER BY seq DESC LIMIT ?",
+            *params,
+            limit,
+        )
+        return {
+            "count": int(count["n"]) if count else 0,
+            "executions": [
+                {"request_id": r["request_id"], "tool": r["tool"], "at_ms": r["at_ms"]}
+                for r in rows
+            ],
+        }
+
     def run_mutation(self, call: ToolCall) -> Bundle:
         """Business mutation + dedup record + stored outcome in one transaction."""
         fn = getattr(self, f"tool_{call.spec.name}")
@@ -823,7 +931,7 @@ class CetpProvider(VirtualApp):
                         call.args_sha256,
                         screen.model_dump_json(),
                         "pending",
-                        now_ms() + self.CONFIRMATION_TTL_MS,
+                        now_ms() + self.confirmation_ttl_ms,
                         kind,
                         ",".join(scopes or ()),
                     ),

@@ -6,6 +6,8 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from inspector.consumer.engine import ProviderSession
 from inspector.consumer.recorder import Recorder
 from inspector.session.bundle_file import open_bundle
@@ -88,6 +90,10 @@ def test_list_open_rename_delete(qtbot, vclient, qtmodeltester, tmp_path) -> Non
 
     panel.confirm_delete = lambda s: False
     assert panel.delete_selected() is None and len(list_sessions(d)) == 2
+    panel.active_sessions = lambda: {sid}  # being recorded: never deleted, not even asked
+    panel.confirm_delete = lambda s: pytest.fail("asked to delete an active session")
+    assert panel.delete_selected() is None and "being recorded" in (panel.error or "")
+    panel.active_sessions = set
     panel.confirm_delete = lambda s: s.session_id == sid
     wait_task(qtbot, panel.delete_selected())
     qtbot.waitUntil(lambda: panel.model.rowCount() == 1)

@@ -122,7 +122,10 @@ async def test_tool_list_annotations_follow_negotiation(phone: Any) -> None:
         "sync_watchlist",
         "share_watchlist",
         "export_history",
+        "list_executions",
     }
+    assert ta["list_executions"]["annotations"]["effect"] == "read"
+    assert ta["list_executions"]["scopes"] == ["alerts.read"]
     assert ta["create_alert"]["annotations"]["execution"] == "sync_or_async"
     assert tb["create_alert"]["annotations"]["execution"] == "sync"
     assert a["revision"] != b["revision"]  # security semantics differ → revision differs

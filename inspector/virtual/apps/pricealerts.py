@@ -3,6 +3,9 @@
 Reads (list_alerts, get_quote, export_history) are also served to v1 consumers; the
 mutations (create_alert, delete_alert, sync_watchlist) exist only in v2, with
 confirmation, durable deduplication and a background operation with a commit point.
+The v2-only read `list_executions` shows the caller's audit log, so an outside observer
+(the conformance suite) can count executions even of `sync_watchlist`, whose effect looks
+the same after one run or two.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from inspector.virtual.cetp_provider import (
     Scope,
     ToolCall,
     ToolSpec,
+    audit_tool,
 )
 from inspector.virtual.cetp_wire import CetpError
 from inspector.virtual.filegen import history_file, layout_for_bytes, overhead
@@ -239,6 +243,7 @@ TOOLS: list[ToolSpec] = [
         annotations=_ann("read", idempotent=True),
         in_v1=True,
     ),
+    audit_tool("alerts.read"),
 ]
 
 SCHEMA = """
