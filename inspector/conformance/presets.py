@@ -11,13 +11,25 @@ from inspector.conformance.model import ConformanceSetup, Observer, Scenario, To
 
 PRICE_ALERTS = "com.example.pricealerts"
 
+#: the price-alert provider's audit read tool: `count` grows by one per execution of the
+#: given tool, which is the only outside view of `sync_watchlist` (it rewrites the same
+#: watchlist however often it runs); the entries themselves are ignored when comparing
+SYNC_EXECUTIONS = Observer(tool="list_executions", args={"tool": "sync_watchlist"},
+                           ignore_keys=["executions"])
 
-def reference_setup(package: str) -> ConformanceSetup | None:
-    """The scenarios for a reference app of the virtual device, or None."""
+
+def reference_setup(package: str, *, confirmation_ttl_ms: int | None = None
+                    ) -> ConformanceSetup | None:
+    """The scenarios for a reference app of the virtual device, or None.
+
+    `confirmation_ttl_ms` is the device's confirmation lifetime when it was started with a
+    short one (`VirtualDevice(confirmation_ttl_ms=…)`, `--confirmation-ttl-ms`); with the
+    default 300 s the expired-token check reports needs_setup rather than wait."""
     if package == PRICE_ALERTS:
         alerts = Observer(tool="list_alerts")
         return ConformanceSetup(
-            tool_args={"get_quote": {"symbol": "ACME"}, "export_history": {"rows": 3}},
+            tool_args={"get_quote": {"symbol": "ACME"}, "export_history": {"rows": 3},
+                       "list_executions": {"limit": 5}},
             mutation=Scenario(tool="create_alert", args={"symbol": "ACME", "price": 100},
                               observer=alerts),
             # more than 50 % away from the quote: the provider asks for confirmation
@@ -25,8 +37,10 @@ def reference_setup(package: str) -> ConformanceSetup | None:
                                   observer=alerts),
             async_call=Scenario(tool="sync_watchlist",
                                 args={"symbols": ["ACME", "GLOBX", "INITECH"],
-                                      "step_ms": 300}),
+                                      "step_ms": 300},
+                                observer=SYNC_EXECUTIONS),
             large_result=ToolCall(tool="export_history", args={"bytes": 400_000}),
+            resume_token_ttl_ms=confirmation_ttl_ms,
         )
     return None
 

@@ -16,6 +16,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -110,7 +111,8 @@ class SessionSummary(BaseModel):
     created_ms: float
     modified_ms: float
     size_bytes: int
-    exchange_lines: int
+    exchange_lines: int  # journal lines holding exchanges (an updated exchange adds a line)
+    exchange_count: int = 0  # distinct exchanges: what a session list shows
     device: dict[str, Any]
     version: int
 
@@ -478,6 +480,10 @@ def session_path(session_id: str, directory: Path | str | None = None) -> Path:
     return p
 
 
+# The exchange id is the first field of a dumped Exchange: found without parsing the line.
+_EXCHANGE_ID = re.compile(rb'"id":\s*"([^"]+)"')
+
+
 def _summary(p: Path) -> SessionSummary:
     st = p.stat()
     it = _lines(p)
@@ -490,6 +496,7 @@ def _summary(p: Path) -> SessionSummary:
         raise JournalError(f"{p}: journal format {version} is not supported by this inspector")
     header = JournalHeader.model_validate(_migrate_header(raw, version))
     name, count = header.name, 0
+    ids: set[bytes] = set()
     meta_prefix, exchange_prefix = b'{"type":"meta"', b'{"type":"exchange"'
     for line in it:
         if line.startswith(meta_prefix):
@@ -498,6 +505,8 @@ def _summary(p: Path) -> SessionSummary:
                 name = n if isinstance(n, str) else name
         elif line.startswith(exchange_prefix) or (version == 0 and line.strip()):
             count += 1
+            m = _EXCHANGE_ID.search(line)
+            ids.add(m.group(1) if m else line)
     return SessionSummary(
         session_id=p.stem,  # the file name is what open/rename/delete use
         name=name,
@@ -506,6 +515,7 @@ def _summary(p: Path) -> SessionSummary:
         modified_ms=st.st_mtime * 1000.0,
         size_bytes=st.st_size,
         exchange_lines=count,
+        exchange_count=len(ids),
         device=header.device,
         version=version,
     )

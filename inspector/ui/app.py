@@ -47,14 +47,18 @@ def run_gui(argv: list[str] | None = None) -> int:
 
     window = MainWindow(Controller(journal=True))
     window.show()
+    # The loop must outlive the window to close the device sessions cleanly, so the app
+    # does not quit on its own; the window's close (or a quit request) starts the shutdown.
+    app.setQuitOnLastWindowClosed(False)
     closing = asyncio.Event()
+    window.closed.connect(closing.set)
     app.aboutToQuit.connect(closing.set)
 
     async def main() -> None:
         await closing.wait()
         try:  # links first, so nothing reconnects while the tasks are cancelled
             await asyncio.wait_for(window.controller.close(), 5)
-        except (TimeoutError, asyncio.TimeoutError):
+        except TimeoutError:
             log.warning("closing the device sessions took too long")
         await spawner().cancel_all()
 

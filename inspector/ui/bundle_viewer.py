@@ -36,9 +36,8 @@ from PySide6.QtWidgets import (
 
 from inspector.conformance.model import ConformanceReport
 from inspector.session.bundle_file import BugReport, BundleError, open_bundle
-from inspector.tasks import spawn
 from inspector.ui import theme
-from inspector.ui.conformance_panel import ConformanceResultsView, summary_text
+from inspector.ui.conformance_panel import ConformanceResultsView, WidgetTasks, summary_text
 from inspector.ui.json_tree import JsonTreeModel
 from inspector.ui.json_view import JsonEditor, mono_font
 from inspector.ui.sessions_panel import device_text, when
@@ -173,6 +172,7 @@ class BundleViewer(QWidget):
         self.conformance: ConformanceReport | None = None
         self.error: str | None = None
         self._task: asyncio.Task[Any] | None = None
+        self.tasks = WidgetTasks(self)
         self.setWindowTitle("Bug report")
 
         self.title = QLabel("No bundle open")
@@ -262,7 +262,7 @@ class BundleViewer(QWidget):
                 return
             self.set_report(report)
 
-        self._task = spawn(go(), "bundle-open")
+        self._task = self.tasks.spawn(go(), "bundle-open")
         return self._task
 
     def set_report(self, report: BugReport) -> None:

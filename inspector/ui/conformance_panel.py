@@ -20,9 +20,10 @@ bounded strings in item models and QPlainTextEdit.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -46,6 +47,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+from shiboken6 import isValid
 
 from inspector.conformance.junit import write_junit
 from inspector.conformance.model import (
@@ -65,6 +67,45 @@ from inspector.ui.json_view import mono_font
 from inspector.ui.text import PARAGRAPH_LIMIT, bound, pretty_json
 
 OnResult = Callable[[CheckResult], None]
+
+
+def _cancel(tasks: set[asyncio.Task[Any]]) -> None:
+    for t in list(tasks):
+        with contextlib.suppress(RuntimeError):  # at exit the event loop may be gone
+            t.cancel()
+
+
+class WidgetTasks:
+    """Background tasks owned by one widget (spawned through `inspector.tasks`).
+
+    They are cancelled when the widget is destroyed (a panel replaced with deleteLater gets
+    no closeEvent), and a task that touches the widget after it is gone ends quietly
+    instead of logging "C++ object already deleted".
+    """
+
+    def __init__(self, widget: QWidget) -> None:
+        self._widget = widget
+        tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = tasks
+        widget.destroyed.connect(lambda *_: _cancel(tasks))
+
+    def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
+        task = spawn(self._guarded(coro), name)
+        task.add_done_callback(lambda _t: coro.close())  # never started: no warning
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def _guarded(self, coro: Coroutine[Any, Any, Any]) -> Any:
+        try:
+            return await coro
+        except RuntimeError:
+            if not isValid(self._widget):
+                return None  # the widget went away mid-task
+            raise
+
+    def cancel_all(self) -> None:
+        _cancel(self._tasks)
 
 RESULT_ROLE = Qt.ItemDataRole.UserRole + 1
 """Data role holding the `CheckResult` of a result row (column 0)."""
@@ -633,7 +674,8 @@ class ConformancePanel(QWidget):
     Signals: `evidence_requested(str)` — exchange id to select in the traffic log;
     `report_ready(object)` — a finished `ConformanceReport`; `running_changed(bool)`.
     Test hooks: `confirm_mutations(tools) -> bool` (asked before a run that will invoke
-    mutating tools), `ask_save_path(title, filter, suggested) -> str | None`.
+    mutating tools), `ask_save_path(title, filter, suggested) -> str | None`,
+    `ask_open_path() -> str | None`.
     """
 
     evidence_requested = Signal(str)
@@ -655,6 +697,7 @@ class ConformancePanel(QWidget):
         self._tools: list[ToolDescriptor] = []
         self._done = 0
         self.device_prompt: QMessageBox | None = None
+        self.tasks = WidgetTasks(self)
         self.confirm_mutations: Callable[[list[str]], bool] = self._confirm_mutations_dialog
         self.ask_save_path: Callable[[str, str, str], str | None] = self._save_dialog
 
@@ -671,6 +714,10 @@ class ConformancePanel(QWidget):
         self.export_junit_button = QPushButton(theme.icon("save"), "Export JUnit…")
         for b in (self.export_json_button, self.export_junit_button):
             b.setEnabled(False)
+        self.load_button = QPushButton("Open report…")
+        self.load_button.setToolTip("Show a JSON report written by `cetp-inspector conformance "
+                                    "--json` (e.g. from CI)")
+        self.ask_open_path: Callable[[], str | None] = self._open_dialog
         self.progress = QProgressBar()
         self.progress.setTextVisible(True)
         self.progress.setFormat("idle")
@@ -762,6 +809,7 @@ class ConformancePanel(QWidget):
             self.refresh_button,
             self.run_button,
             self.cancel_button,
+            self.load_button,
             self.export_json_button,
             self.export_junit_button,
         ):
@@ -779,6 +827,7 @@ class ConformancePanel(QWidget):
         self.refresh_button.clicked.connect(self.refresh_plan)
         self.export_json_button.clicked.connect(self._export_json_clicked)
         self.export_junit_button.clicked.connect(self._export_junit_clicked)
+        self.load_button.clicked.connect(self._load_clicked)
         self.results.evidence_requested.connect(self.evidence_requested)
         if hasattr(backend, "human_prompt") and backend.human_prompt is None:
             backend.human_prompt = self.prompt_on_device  # confirmations=human
@@ -867,7 +916,7 @@ class ConformancePanel(QWidget):
             self.set_tools(tools)
             self.refresh_plan()
 
-        return spawn(go(), "conformance-tools")
+        return self.tasks.spawn(go(), "conformance-tools")
 
     def refresh_plan(self) -> asyncio.Task[Any] | None:
         try:
@@ -879,7 +928,7 @@ class ConformancePanel(QWidget):
         self.setup_error.hide()
         if self._plan_task is not None and not self._plan_task.done():
             self._plan_task.cancel()
-        self._plan_task = spawn(self._plan(setup), "conformance-plan")
+        self._plan_task = self.tasks.spawn(self._plan(setup), "conformance-plan")
         return self._plan_task
 
     async def _plan(self, setup: ConformanceSetup) -> None:
@@ -949,7 +998,7 @@ class ConformancePanel(QWidget):
         self.tabs.setCurrentIndex(1)
         self.results_summary.setText("Running…")
         self._set_running(True)
-        self._task = spawn(self._run(setup), "conformance-run")
+        self._task = self.tasks.spawn(self._run(setup), "conformance-run")
         return self._task
 
     def cancel(self) -> None:
@@ -1031,6 +1080,23 @@ class ConformancePanel(QWidget):
         write_junit(self.report, path)
         return Path(path)
 
+    def _load_clicked(self) -> None:
+        path = self.ask_open_path()
+        if not path:
+            return
+        try:
+            report = load_report_file(path)
+        except ValueError as exc:
+            self._set_status(bound(str(exc), 400), error=True)
+            return
+        self.show_report(report)
+        self._set_status(bound(f"Showing {path} ({report.target.package})", 300))
+
+    def _open_dialog(self) -> str | None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open a conformance report", "",
+                                              "JSON (*.json);;All files (*)")
+        return path or None
+
     def _suggested(self, ext: str) -> str:
         name = re.sub(r"[^A-Za-z0-9._-]+", "_", self.provider_label or "provider")[:80]
         return f"conformance-{name}.{ext}"
@@ -1101,9 +1167,7 @@ class ConformancePanel(QWidget):
         return path or None
 
     def closeEvent(self, event: Any) -> None:
-        for t in (self._task, self._plan_task):
-            if t is not None and not t.done():
-                t.cancel()
+        self.tasks.cancel_all()
         super().closeEvent(event)
 
 
@@ -1123,6 +1187,7 @@ __all__ = [
     "PlanModel",
     "ResultsModel",
     "SuiteBackend",
+    "WidgetTasks",
     "load_report_file",
     "outcome_icon",
     "suggest_setup",

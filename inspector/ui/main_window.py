@@ -85,6 +85,8 @@ class EmptyState(QWidget):
 
 
 class MainWindow(QMainWindow):
+    closed = Signal()  # the user closed the window (the app shuts down)
+
     def __init__(
         self,
         controller: Controller | None = None,
@@ -790,6 +792,7 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         self.save_layout()
         super().closeEvent(event)
+        self.closed.emit()
 
 
 def dumps(value: Any) -> str:

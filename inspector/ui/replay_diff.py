@@ -58,8 +58,8 @@ from inspector.session.replay import (
     classify,
     read_only_tools_from,
 )
-from inspector.tasks import spawn
 from inspector.ui import theme
+from inspector.ui.conformance_panel import WidgetTasks
 from inspector.ui.json_view import mono_font
 from inspector.ui.text import bound
 
@@ -503,6 +503,7 @@ class ReplayPanel(QWidget):
         self.report: ReplayReport | None = None
         self.error: str | None = None
         self._task: asyncio.Task[Any] | None = None
+        self.tasks = WidgetTasks(self)
         self.confirm_mutation: ConfirmMutation = self._confirm_dialog
         self.confirm_new_ids: Callable[[], bool] = self._new_ids_dialog
         self.read_only_tools = read_only_tools_from(session.exchanges)
@@ -581,7 +582,8 @@ class ReplayPanel(QWidget):
         self.error = None
         self.progress.setValue(0)
         self._set_running(True)
-        self._task = spawn(self._run(self.relay, self.new_ids.isChecked()), "replay-run")
+        self._task = self.tasks.spawn(self._run(self.relay, self.new_ids.isChecked()),
+                                      "replay-run")
         return self._task
 
     def cancel(self) -> None:
@@ -653,6 +655,10 @@ class ReplayPanel(QWidget):
         finally:
             box.deleteLater()
         return code == QMessageBox.StandardButton.Yes
+
+    def closeEvent(self, event: Any) -> None:
+        self.tasks.cancel_all()  # closing the window stops the replay
+        super().closeEvent(event)
 
     def _new_ids_dialog(self) -> bool:
         box = QMessageBox(self)

@@ -60,8 +60,8 @@ from inspector.session.journal import (
     open_session,
     rename_session,
 )
-from inspector.tasks import spawn
 from inspector.ui import theme
+from inspector.ui.conformance_panel import WidgetTasks
 from inspector.ui.text import bound, human_bytes
 from inspector.ui.workers import run_in_thread
 
@@ -124,7 +124,7 @@ class SessionsModel(QAbstractTableModel):
                 bound(s.name or "(unnamed)", NAME_LIMIT),
                 when(s.created_ms),
                 bound(device_text(s.device), 120),
-                str(s.exchange_lines),
+                str(s.exchange_count),
                 human_bytes(s.size_bytes),
             )[col]
         if role == Qt.ItemDataRole.ToolTipRole:
@@ -251,6 +251,7 @@ class SessionsPanel(QWidget):
         #: ids of sessions being recorded right now (they cannot be deleted)
         self.active_sessions: Callable[[], set[str]] = set
         self._busy: asyncio.Task[Any] | None = None
+        self.tasks = WidgetTasks(self)
 
         self.model = SessionsModel(self)
         self.table = QTableView()
@@ -317,7 +318,7 @@ class SessionsPanel(QWidget):
 
     # ------------------------------------------------------------------ background work
     def _work(self, coro: Any, name: str) -> asyncio.Task[Any]:
-        self._busy = spawn(coro, name)
+        self._busy = self.tasks.spawn(coro, name)
         self._busy.add_done_callback(lambda _t: self._update_buttons())
         self._update_buttons()
         return self._busy
@@ -437,7 +438,7 @@ class SessionsPanel(QWidget):
         box.setTextFormat(Qt.TextFormat.PlainText)
         box.setWindowTitle("Delete session?")
         box.setText(bound(f"Delete the session “{s.name or s.session_id}” "
-                          f"({s.exchange_lines} exchanges)?", 400)
+                          f"({s.exchange_count} exchanges)?", 400)
                     + "\n\nIts journal file is removed; this cannot be undone.")
         box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
         box.setDefaultButton(QMessageBox.StandardButton.No)

@@ -53,14 +53,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--plugin", action="append", type=Path, default=[], help="load a plugin file (repeatable)"
     )
+    p.add_argument(
+        "--confirmation-ttl-ms",
+        type=int,
+        metavar="MS",
+        help="how long confirmations and resume tokens stay valid in every provider "
+        "(default: 300000); a short one lets a conformance run test expired tokens",
+    )
     p.add_argument("-v", "--verbose", action="store_true")
     return p
 
 
 async def serve(args: argparse.Namespace) -> int:
     try:
-        device = VirtualDevice(args.state_dir, plugins=args.plugin)
-    except PluginError as exc:
+        device = VirtualDevice(
+            args.state_dir, plugins=args.plugin, confirmation_ttl_ms=args.confirmation_ttl_ms
+        )
+    except (PluginError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     server = RelayServer(device, args.token)

@@ -162,7 +162,20 @@ class VirtualDevice:
         plugins: Iterable[Path | str] = (),
         confirmation_handler: ConfirmationHandler | None = None,
         serial: str = SERIAL,
+        confirmation_ttl_ms: int | None = None,
     ) -> None:
+        """`confirmation_ttl_ms` shortens (or lengthens) how long every CETP provider's
+        confirmations and resume tokens stay valid (default: each provider's own, 300 s),
+        e.g. so a conformance run can test an expired token without waiting minutes."""
+        if confirmation_ttl_ms is not None and (
+            isinstance(confirmation_ttl_ms, bool)
+            or not isinstance(confirmation_ttl_ms, int)
+            or confirmation_ttl_ms <= 0
+        ):
+            raise ValueError(
+                f"confirmation_ttl_ms must be a positive int, got {confirmation_ttl_ms!r}"
+            )
+        self.confirmation_ttl_ms = confirmation_ttl_ms
         self._tmp: str | None = None
         if state_dir is None:
             self._tmp = tempfile.mkdtemp(prefix="cetp-virtual-")
@@ -199,6 +212,8 @@ class VirtualDevice:
         else:
             uid = self._next_uid
             self._next_uid += 1
+        if self.confirmation_ttl_ms is not None and hasattr(app, "confirmation_ttl_ms"):
+            app.confirmation_ttl_ms = self.confirmation_ttl_ms
         app.attach(self, uid, self.state_dir / "apps" / app.package)
         self.apps[app.package] = app
         if notify:
@@ -306,10 +321,17 @@ class VirtualDevice:
     async def _in_process(
         self, app: VirtualApp, coro: Coroutine[Any, Any, Any], what: str, conn: ServerConnection
     ) -> Any:
-        """Run app code inside its process: a kill during the call is a dead binder."""
-        if self.faults.delays:
-            await self.faults.before_ipc(app.package)
-        app.ensure_process()
+        """Run app code inside its process: a kill during the call is a dead binder.
+
+        `coro` is always either awaited or closed: a request cancelled during an injected
+        delay (or an app that cannot start) must not leave a never-awaited coroutine."""
+        try:
+            if self.faults.delays:
+                await self.faults.before_ipc(app.package)
+            app.ensure_process()
+        except BaseException:
+            coro.close()
+            raise
         # The app code runs inline in this request's task (no extra task per IPC: small calls
         # stay cheap); the task is registered with the app so a process kill interrupts it.
         # Background work an app starts (operations) lives in its own tasks and outlives a

@@ -6,14 +6,16 @@ from inspector.conformance import Outcome, run_conformance
 from inspector.conformance.registry import CHECKS
 from inspector.protocol.exchange import ExchangeKind
 from inspector.virtual import VirtualDevice
+from inspector.virtual.apps.pricealerts import PriceAlertsProvider
 
-from .conftest import AuditedPriceAlerts, full_setup
+from .conftest import full_setup
 
 PRICE = "com.example.pricealerts"
 
 
 async def test_price_alerts_passes_every_check(device: VirtualDevice, client) -> None:
-    device.install(AuditedPriceAlerts(), notify=False)
+    """The stock provider as installed on a fresh device: no subclass, no extra tool."""
+    assert type(device.app(PRICE)) is PriceAlertsProvider
     events = []
     report = await run_conformance(client, PRICE, setup=full_setup(), progress=events.append)
     bad = [(r.check_id, r.outcome.value, r.message) for r in report.results
@@ -29,6 +31,11 @@ async def test_price_alerts_passes_every_check(device: VirtualDevice, client) ->
     for cid in ("idempotency.replay", "confirmation.approve", "async.restart_recovery",
                 "large.file_result", "errors.method_not_found"):
         assert report.result(cid).evidence.exchange_ids, cid
+    # the audit read tool shows exactly one sync_watchlist run across the restart, and the
+    # device's short confirmation lifetime lets the expired-token check really run
+    restart = report.result("async.restart_recovery").evidence.observed
+    assert restart["effect"] == restart["single_effect"] == {".count": 1}
+    assert report.result("confirmation.expired_token").outcome == Outcome.PASS
     # the retry check really lost a reply after the provider had acted
     assert report.result("idempotency.retry_after_timeout").evidence.observed["reply_lost"]
     # the provider never executed one request twice

@@ -28,10 +28,20 @@ EXPECTED: dict[str, set[str]] = {
     "stack_trace_in_error": {"error.message_safe"},
     "instruction_in_description": {"text.instructions"},
     "revision_never_changes": {"tools.revision_changes"},
-    # wipe_data's effect looks the same after one or two runs through every read tool the
-    # provider has, so no observer can reveal the missing dedup (see the plugin test below)
-    "no_mutation_dedup": set(),
+    # seen through the provider's audit read tool (WIPES): every run of wipe_data counts
+    "no_mutation_dedup": {"idempotency.replay", "idempotency.different_args",
+                          "idempotency.concurrent", "idempotency.retry_after_timeout"},
 }
+
+#: the provider's own (conforming) audit read tool: `count` grows by one per wipe
+WIPES = Observer(tool="list_executions", args={"tool": "wipe_data"}, ignore_keys=["executions"])
+#: what a user of the suite sets up to test wipe_data's deduplication; wipe_data's schema
+#: allows extra properties, so `reason` makes schema-valid "different" arguments
+WIPE_SETUP = ConformanceSetup(
+    allow_mutations=["wipe_data"],
+    mutation=Scenario(tool="wipe_data", args={}, observer=WIPES),
+    mutation_alt_args={"reason": "a different call"},
+)
 
 
 def test_every_fault_is_mapped() -> None:
@@ -39,17 +49,37 @@ def test_every_fault_is_mapped() -> None:
 
 
 async def test_bad_provider_fails_exactly_its_faults(client) -> None:
-    report = await run_conformance(client, BAD)
+    report = await run_conformance(client, BAD, setup=WIPE_SETUP)
     not_passing = {r.check_id for r in report.results
                    if r.outcome in (Outcome.FAIL, Outcome.WARNING, Outcome.ERROR)}
     assert not_passing == set().union(*EXPECTED.values())
     warnings = {r.check_id for r in report.by_outcome(Outcome.WARNING)}
     assert warnings == {"v1.dual_stack_read_only_heuristic", "text.instructions"}
     assert not report.passed and report.exit_code == 1
-    # checks it cannot run without setup say so instead of passing
-    assert report.result("idempotency.replay").outcome == Outcome.NEEDS_SETUP
     for r in report.by_outcome(Outcome.FAIL):
         assert r.message and r.section.startswith("§")
+    # the dedup failures are judged by what the observer saw, not guessed
+    replay = report.result("idempotency.replay")
+    assert "ran twice" in replay.message
+    assert replay.evidence.observed["effect_first"] == {".count": 1}
+    assert replay.evidence.observed["effect_replay"] == {".count": 1}
+    assert report.result("idempotency.different_args").evidence.observed["effect"] == {
+        ".count": 1}
+    # it has no confirmation, async or large-result call: those checks say so
+    for cid in ("confirmation.approve", "async.restart_recovery", "large.file_result"):
+        assert report.result(cid).outcome == Outcome.NEEDS_SETUP, cid
+
+
+async def test_without_a_scenario_dedup_checks_need_setup(client, device: VirtualDevice
+                                                          ) -> None:
+    """No setup: the checks that would have to wipe say what they need instead of passing,
+    and the destructive tool is never invoked."""
+    app = device.app(BAD)
+    report = await run_conformance(client, BAD, select=["idempotency"])
+    ran = {r.check_id: r.outcome for r in report.results if r.outcome != Outcome.SKIPPED}
+    assert set(ran) == EXPECTED["no_mutation_dedup"]
+    assert all(o == Outcome.NEEDS_SETUP for o in ran.values()), ran
+    assert app.execution_count() == 0  # type: ignore[attr-defined]
 
 
 PLUGIN = '''
@@ -87,7 +117,9 @@ async def test_plugin_with_one_new_fault_is_caught(device: VirtualDevice, client
                                    select=["idempotency", "negotiate", "descriptors"])
     failed = {r.check_id for r in report.by_outcome(Outcome.FAIL)}
     assert "idempotency.replay" in failed
-    assert failed <= {"idempotency.replay", "idempotency.concurrent",
-                      "idempotency.retry_after_timeout", "idempotency.different_args"}
+    # exactly the dedup checks fail (the same fault as the bad provider's), nothing else
+    # in the selection: its negotiation and descriptors are the conforming provider's
+    assert failed == EXPECTED["no_mutation_dedup"]
+    assert all(r.outcome.ok for r in report.results if r.check_id not in failed)
     replay = report.result("idempotency.replay")
     assert "twice" in replay.message or "different outcome" in replay.message

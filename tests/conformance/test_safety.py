@@ -8,9 +8,10 @@ from inspector.conformance import ConformanceError, Outcome, plan_conformance, r
 from inspector.conformance.presets import reference_setup
 from inspector.consumer.recorder import Recorder
 from inspector.protocol import cetp
+from inspector.virtual.apps.pricealerts import TOOLS
 
 PRICE = "com.example.pricealerts"
-READS = {"list_alerts", "get_quote", "export_history", "cetp_inspector_no_such_tool"}
+READS = {t.name for t in TOOLS if t.is_read} | {"cetp_inspector_no_such_tool"}
 
 
 def _executed(rec: Recorder) -> set[str]:
@@ -21,6 +22,7 @@ async def test_without_permission_no_mutating_tool_is_called(client) -> None:
     rec = Recorder()
     setup = reference_setup(PRICE)  # scenarios name create_alert and sync_watchlist …
     report = await run_conformance(client, PRICE, setup=setup, recorder=rec)
+    assert {"list_alerts", "get_quote", "export_history", "list_executions"} <= READS
     assert _executed(rec) <= READS  # … but they were never invoked
     for cid in ("idempotency.replay", "confirmation.approve", "async.accepted"):
         r = report.result(cid)

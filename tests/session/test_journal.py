@@ -236,3 +236,16 @@ def test_device_facts_from_the_relay_hello() -> None:
     assert facts["relay_version_name"] == "0.7-fake" and "call" in facts["capabilities"]
     assert json.loads(json.dumps(facts)) == facts
     assert device_facts("virtual") == {"serial": "virtual"}
+
+
+def test_session_list_counts_an_updated_exchange_once(tmp_path: Path) -> None:
+    """An exchange written again (updated findings) is one exchange in the session list."""
+    w = JournalWriter.create(name="twice", directory=tmp_path)
+    exchanges = sample_session()
+    for ex in exchanges:
+        w.record_exchange(ex)
+    w.record_exchange(exchanges[0])  # the same exchange, journaled a second time
+    w.close()
+    [summary] = list_sessions(tmp_path)
+    assert summary.exchange_lines == len(exchanges) + 1
+    assert summary.exchange_count == len(exchanges)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import shiboken6
 
 from inspector.conformance.model import (
     Category,
@@ -24,7 +25,7 @@ from inspector.conformance.model import (
 )
 from inspector.consumer.recorder import Recorder
 from inspector.protocol.cetp import Annotations, ToolDescriptor
-from inspector.tasks import spawn
+from inspector.tasks import spawn, spawner
 from inspector.ui.conformance_panel import (
     EXCHANGE_ROLE,
     RESULT_ROLE,
@@ -123,6 +124,19 @@ def test_plan_run_results_evidence_and_export(qtbot, vclient, qtmodeltester, tmp
 
     js = panel.export_json(tmp_path / "r.json")
     assert load_report_file(js).results == report.results
+    # a report from elsewhere (CI) opens in the same view; a bad file says why
+    other = ConformancePanel(SlowBackend(), "ci")
+    qtbot.addWidget(other)
+    other.ask_open_path = lambda: str(tmp_path / "nope.json")
+    other.load_button.click()
+    assert "not a conformance report" in other.status.text()
+    other.ask_open_path = lambda: str(js)
+    other.load_button.click()
+    assert other.report is not None and other.report.results == report.results
+    assert other.results.model.rowCount() == model.rowCount()
+    panel.ask_save_path = lambda title, flt, suggested: str(tmp_path / suggested)
+    panel.export_json_button.click()
+    assert (tmp_path / "conformance-com.example.pricealerts.json").exists()
     xml = ET.parse(panel.export_junit(tmp_path / "r.xml")).getroot()
     cases = xml.findall(".//testcase")
     assert len(cases) == len(report.results)
@@ -305,3 +319,20 @@ def test_reference_setup_runs_the_conforming_provider_clean(qtbot, vclient) -> N
 def test_no_preset_for_other_providers(qtbot, vclient) -> None:
     panel, _ = _panel(qtbot, vclient, BADPROVIDER)
     assert not panel.preset_button.isVisibleTo(panel)
+
+
+def test_deleting_a_running_panel_stops_its_run_quietly(qtbot, qloop, idle) -> None:
+    errors: list[str] = []
+    spawner().on_error = lambda name, exc: errors.append(f"{name}: {exc}")
+    try:
+        panel = ConformancePanel(SlowBackend(), "p")
+        panel.start()
+        qtbot.waitUntil(lambda: len(panel.results.model.results()) == 2)
+        task = panel._task
+        shiboken6.delete(panel)  # what deleteLater does when the window swaps providers
+        qtbot.waitUntil(lambda: task.done())
+        idle()
+    finally:
+        spawner().on_error = None
+    assert task.cancelled() or task.result() is None
+    assert errors == []

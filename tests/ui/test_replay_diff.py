@@ -5,9 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMessageBox
+
 from inspector.protocol.exchange import Exchange
 from inspector.session.journal import read_journal
 from inspector.session.replay import DiffEntry, ReplayAction, ReplayKind
+from inspector.tasks import spawner
 from inspector.ui.replay_diff import (
     NEW_IDS_RULE,
     ReplayPanel,
@@ -130,3 +134,35 @@ def test_readable_render_and_changed_lines() -> None:
                       "args": {"t": "String", "v": '{"id": 7}'}}})
     assert "r-1" in mutation_prompt(ex, False) and '{"id": 7}' in mutation_prompt(ex, False)
     assert "NEW request id" in mutation_prompt(ex, True)
+
+
+def _box(panel: ReplayPanel) -> QMessageBox | None:
+    boxes = [b for b in panel.findChildren(QMessageBox) if b.isVisible()]
+    return boxes[0] if boxes else None
+
+
+def test_default_confirmation_dialog_and_closing_mid_run(qtbot, vclient, tmp_path) -> None:
+    panel = _panel(qtbot, vclient, tmp_path)
+    panel.show()
+    panel.start()
+    qtbot.waitUntil(lambda: _box(panel) is not None, timeout=20_000)
+    box = _box(panel)
+    assert "create_alert" in box.text() and "recorded request id" in box.text()
+    assert box.textFormat() == Qt.TextFormat.PlainText
+    with qtbot.waitSignal(panel.finished, timeout=20_000) as done:
+        box.button(QMessageBox.StandardButton.No).click()
+    [declined] = [r for r in done.args[0].results if r.kind == ReplayKind.MUTATION]
+    assert declined.action == ReplayAction.DECLINED
+
+    # closing the window while a confirmation is open stops the replay quietly
+    errors: list[str] = []
+    spawner().on_error = lambda name, exc: errors.append(f"{name}: {exc}")
+    try:
+        task = panel.start()
+        qtbot.waitUntil(lambda: _box(panel) is not None, timeout=20_000)
+        panel.close()
+        qtbot.waitUntil(task.done)
+    finally:
+        spawner().on_error = None
+    assert errors == [] and not panel.running
+    assert "Cancelled" in panel.status.text()

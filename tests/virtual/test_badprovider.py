@@ -11,7 +11,7 @@ from typing import Any
 from inspector.protocol.bundle import Bundle
 from inspector.virtual.apps.badprovider import NONCONFORMING_FAULTS
 from inspector.virtual.device import VirtualDevice
-from tests.virtual.phones import BAD_AUTH, V2, data, error
+from tests.virtual.phones import BAD_AUTH, V2, data, error, value
 
 DOC = Path(__file__).parents[2] / "docs" / "virtual-device.md"
 TOOL_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
@@ -76,6 +76,11 @@ async def test_error_faults(phone: Any, device: VirtualDevice) -> None:
     r = await c.execute("lookup", {"key": "missing"})
     assert error(r) == "INTERNAL_ERROR" and "\tat com.example" in r["error_message"]
     rid = str(uuid.uuid4())
+    before = value(await c.execute("list_executions", {"tool": "wipe_data"}))["count"]
     await c.execute("wipe_data", {}, request_id=rid)
     await c.execute("wipe_data", {}, request_id=rid)
     assert device.app("com.example.badprovider").execution_count(rid) == 2  # type: ignore[attr-defined]
+    # no_mutation_dedup is visible from outside: the audit read tool counts both runs
+    audit = value(await c.execute("list_executions", {"tool": "wipe_data"}))
+    assert audit["count"] == before + 2
+    assert [e["request_id"] for e in audit["executions"][:2]] == [rid, rid]

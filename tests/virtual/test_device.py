@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
 import uuid
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +106,36 @@ async def test_delay_fault(phone: Any) -> None:
     t = time.monotonic()
     await phone.call(PRICE_AUTH, "list_tools", None)
     assert time.monotonic() - t < 0.14
+
+
+async def _call_cancelled_during_delay(phone: BackendPhone) -> None:
+    try:
+        async with asyncio.timeout(0.05):
+            await phone.call(PRICE_AUTH, "list_tools", None)
+    except TimeoutError:
+        return
+    raise AssertionError("the delayed call was not cancelled")
+
+
+async def test_cancel_during_delay_fault_leaves_no_unawaited_coroutine(
+    device: VirtualDevice,
+) -> None:
+    """Regression: `_in_process` got the app's coroutine before the injected delay; a
+    cancel during the delay dropped it unawaited ("coroutine … was never awaited")."""
+    phone = BackendPhone(device)
+    await phone.fault("delay", ms=10_000)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        await _call_cancelled_during_delay(phone)
+        for _ in range(3):  # let the loop drop the cancelled request's last references
+            await asyncio.sleep(0)
+        gc.collect()
+    leaked = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+    assert leaked == []
+    assert not device.faults.delays  # the delay was used up; the next call is prompt
+    t = time.monotonic()
+    assert (await phone.call(PRICE_AUTH, "list_tools", None))["status"] == "success"
+    assert time.monotonic() - t < 1
 
 
 async def test_bad_faults_are_refused(phone: Any) -> None:

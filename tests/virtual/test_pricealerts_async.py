@@ -55,6 +55,26 @@ async def test_operation_succeeds_with_progress(v2: V2) -> None:
     assert data(again)["operation_id"] == op
 
 
+async def test_audit_read_tool_counts_each_execution_once(v2: V2) -> None:
+    """list_executions is the outside view of sync_watchlist: one entry per effect, none
+    for a retry with the same request_id."""
+    audit = {"tool": "sync_watchlist"}
+    assert value(await v2.execute("list_executions", audit)) == {"count": 0, "executions": []}
+    rid, op = await start_sync(v2, ["ACME"], step_ms=0)
+    await poll(v2, rid, op)
+    await v2.execute("sync_watchlist", {"symbols": ["ACME"], "step_ms": 0}, request_id=rid)
+    log = value(await v2.execute("list_executions", audit))
+    assert log["count"] == 1
+    assert [(e["request_id"], e["tool"]) for e in log["executions"]] == [
+        (rid, "sync_watchlist")
+    ]
+    await v2.execute("create_alert", {"symbol": "ACME", "price": 100})
+    everything = value(await v2.execute("list_executions", {"limit": 1}))
+    assert everything["count"] == 2 and len(everything["executions"]) == 1
+    assert everything["executions"][0]["tool"] == "create_alert"  # newest first
+    assert error(await v2.execute("list_executions", {"limit": 10_000})) == "INVALID_ARGS"
+
+
 async def test_operation_failure_is_structured(v2: V2) -> None:
     rid, op = await start_sync(v2, ["ACME", "NOPE"])
     final = await poll(v2, rid, op)

@@ -289,3 +289,35 @@ async def test_scope_grant_denied(v2: V2, phone: Any) -> None:
     assert error(r2) == "USER_CANCELLED"
     r3 = await v2.execute("share_watchlist", args)
     assert error(r3) == "AUTH_REQUIRED"  # nothing was granted
+
+
+async def test_confirmation_lifetime_is_a_setting(tmp_path: Path) -> None:
+    """No subclass needed: the provider, or the whole device, takes a lifetime."""
+    assert PriceAlertsProvider().confirmation_ttl_ms == 300_000
+    assert PriceAlertsProvider(confirmation_ttl_ms=1500).confirmation_ttl_ms == 1500
+    assert PriceAlertsProvider.CONFIRMATION_TTL_MS == 300_000  # the class default is intact
+    with pytest.raises(ValueError, match="positive int"):
+        PriceAlertsProvider(confirmation_ttl_ms=0)
+    with pytest.raises(ValueError, match="positive int"):
+        VirtualDevice(tmp_path / "bad", confirmation_ttl_ms=-5)
+    device = VirtualDevice(tmp_path / "state", confirmation_ttl_ms=80)
+    try:
+        assert provider(device).confirmation_ttl_ms == 80
+        assert device.app("com.example.badprovider").confirmation_ttl_ms == 80  # type: ignore[attr-defined]
+        phone = BackendPhone(device)
+        v2 = V2(phone)
+        await v2.negotiate()
+        alert = await create(v2)
+        rid = str(uuid.uuid4())
+        r = await v2.execute("delete_alert", {"alert_id": alert}, request_id=rid)
+        row = provider(device).store.one(
+            "SELECT expires_ms FROM confirmations WHERE request_id=?", rid
+        )
+        assert row is not None
+        await asyncio.sleep(0.12)
+        r2 = await v2.execute(
+            "delete_alert", {"alert_id": alert}, request_id=rid, resume_token=r["resume_token"]
+        )
+        assert error(r2) == "INVALID_REQUEST" and "expired" in r2["error_message"]
+    finally:
+        await device.aclose()

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import sqlite3
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -31,6 +34,8 @@ async def test_standalone_unix_socket_with_plugin(tmp_path: Path) -> None:
         str(tmp_path / "state"),
         "--plugin",
         str(PLUGIN),
+        "--confirmation-ttl-ms",
+        "1234",
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
@@ -49,12 +54,18 @@ async def test_standalone_unix_socket_with_plugin(tmp_path: Path) -> None:
             c = V2(client)
             await c.negotiate()
             assert value(await c.execute("get_quote", {"symbol": "ACME"}))["price"] == 101.25
+            asked_ms = int(time.time() * 1000)
+            r = await c.execute("create_alert", {"symbol": "ACME", "price": 500})
+            assert r["error_code"] == "USER_ACTION_REQUIRED"
         finally:
             await client.close()
     finally:
         proc.terminate()
         assert await asyncio.wait_for(proc.wait(), 10) == 0
-    assert (tmp_path / "state" / "apps" / "com.example.pricealerts" / "state.sqlite3").exists()
+    db = tmp_path / "state" / "apps" / "com.example.pricealerts" / "state.sqlite3"
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        [(expires_ms,)] = conn.execute("SELECT expires_ms FROM confirmations").fetchall()
+    assert 1234 <= expires_ms - asked_ms < 1234 + 10_000  # --confirmation-ttl-ms applied
 
 
 async def test_standalone_refuses_missing_token(tmp_path: Path) -> None:

@@ -15,7 +15,14 @@ from pydantic import BaseModel, ConfigDict
 
 from inspector.protocol.bundle import Bundle
 from inspector.virtual.app import CallContext
-from inspector.virtual.cetp_provider import CetpProvider, Scope, Session, ToolCall, ToolSpec
+from inspector.virtual.cetp_provider import (
+    CetpProvider,
+    Scope,
+    Session,
+    ToolCall,
+    ToolSpec,
+    audit_tool,
+)
 from inspector.virtual.cetp_wire import CetpError, v1_success, v2_error
 from inspector.virtual.manifest import (
     ACCESS_TOOLS_DECL,
@@ -130,7 +137,8 @@ NONCONFORMING_FAULTS: tuple[NonConformance, ...] = (
         id="no_mutation_dedup",
         section="§6",
         rule="every tool with effect != read deduplicates by request_id",
-        how="wipe_data runs again on every retry with the same request_id",
+        how="wipe_data runs again on every retry with the same request_id (its conforming "
+        "read tool list_executions shows each run, so an observer sees the second one)",
     ),
 )
 
@@ -256,6 +264,9 @@ class BadProvider(CetpProvider):
                 scopes=("data.read",),
                 annotations=_ann("read"),
             ),
+            # conforming on purpose: the outside view of every wipe, without which the
+            # missing dedup of wipe_data could not be observed (it leaves the same records)
+            audit_tool("data.read"),
         ]
         if self.negotiations % 2 == 0:
             tools.append(
@@ -321,6 +332,8 @@ class BadProvider(CetpProvider):
             if row is None:
                 raise CetpError("INTERNAL_ERROR", STACK_TRACE)
             return {"value": row["v"]}
+        if name == "list_executions":
+            return self.tool_list_executions(call)
         return {"report": "ok"}
 
     def tool_wipe_data(self, call: ToolCall, db: sqlite3.Connection) -> dict[str, Any]:
