@@ -1,4 +1,6 @@
-"""`bundle list|create|open`: recorded sessions (`--record NAME`) and bug-report bundles.
+"""`bundle list|create|open|serve|replay`: recorded sessions (`--record NAME`) and
+bug-report bundles. `serve` plays a bundle's recorded providers back on a standalone virtual
+device (`inspector.virtual.apps.replayed`); `--virtual-bundle FILE` does the same in-process.
 
 The journal and bundle formats live in `inspector.session.journal` and
 `inspector.session.bundle_file`; this module only drives them from the command line.
@@ -6,6 +8,11 @@ The journal and bundle formats live in `inspector.session.journal` and
 
 from __future__ import annotations
 
+import argparse
+import asyncio
+import contextlib
+import secrets
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +45,8 @@ def cmd_bundle(ctx: Ctx) -> int:
         return bundle_list(ctx)
     if action == "create":
         return bundle_create(ctx)
+    if action == "serve":
+        return bundle_serve(ctx)
     return bundle_open(ctx)
 
 
@@ -104,6 +113,79 @@ def bundle_open(ctx: Ctx) -> int:
     line(safe_text(report.summary, 20_000), ctx.out)
     table([[e.method, e.target, e.tool or "", e.status.value, e.error_code or ""]
            for e in report.exchanges], ["METHOD", "TARGET", "TOOL", "STATUS", "ERROR"], ctx.out)
+    return ExitCode.OK
+
+
+def bundle_serve(ctx: Ctx) -> int:
+    """A standalone virtual device holding only the bundle's recorded providers, with the
+    same `--listen/--token` contract as `virtual serve` (one `listening on …` line on
+    stdout once it accepts connections; runs until SIGINT/SIGTERM)."""
+    from inspector.virtual.__main__ import parse_listen
+
+    a = ctx.args
+    try:
+        listen = parse_listen(a.listen)
+    except argparse.ArgumentTypeError as exc:
+        raise InspectorError("BAD_SOCKET", f"--listen {a.listen!r}: {exc}",
+                             hint="use unix:PATH or tcp:127.0.0.1:PORT",
+                             exit_code=ExitCode.USAGE) from exc
+    token = a.serve_token or secrets.token_urlsafe(24)
+    if not a.serve_token:
+        ctx.err.write(f"token: {token}\n")
+        ctx.err.flush()
+    return asyncio.run(_serve_bundle(ctx, listen, token))
+
+
+def _replay_device(ctx: Ctx) -> Any:
+    """A virtual device with no reference apps, the bundle's providers installed."""
+    from inspector.virtual.apps.replayed import ReplayLoadError, install_bundle
+    from inspector.virtual.device import VirtualDevice
+    from inspector.virtual.plugins import PluginError
+
+    a = ctx.args
+    try:
+        device = VirtualDevice(Path(a.state_dir) if a.state_dir else None, apps=[],
+                               plugins=[Path(p) for p in a.plugin])
+    except PluginError as exc:
+        raise InspectorError("BAD_PLUGIN", str(exc), hint="check the file against "
+                             "docs/virtual-device.md", exit_code=ExitCode.USAGE) from exc
+    try:
+        packages = install_bundle(device, a.file, notify=False)
+    except ReplayLoadError as exc:
+        raise InspectorError("BAD_BUNDLE", str(exc), hint="give a .cetpbundle file (cetp-"
+                             "inspector bundle create) or a session journal",
+                             exit_code=ExitCode.USAGE) from exc
+    authorities = sorted(a for app in device.apps.values() for a in app.manifest.authorities())
+    ctx.err.write(safe_text(f"replaying {', '.join(packages)} ({', '.join(authorities)}) "
+                            f"from {a.file}", 2000) + "\n")
+    ctx.err.flush()
+    return device
+
+
+async def _serve_bundle(ctx: Ctx, listen: tuple[str, str, int], token: str) -> int:
+    from inspector.relay.server import RelayServer
+
+    device = _replay_device(ctx)
+    try:
+        server = RelayServer(device, token)
+        kind, where, port = listen
+        handle = await (server.serve_unix(where) if kind == "unix"
+                        else server.serve_tcp(where, port))
+        address = handle.address if kind == "unix" else f"{handle.address[0]}:{handle.address[1]}"
+        ctx.out.write(f"listening on {kind}:{address}\n")
+        ctx.out.flush()
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, stop.set)
+        try:
+            await stop.wait()
+        finally:
+            handle.close()
+            await handle.wait_closed()
+    finally:
+        await device.aclose()
     return ExitCode.OK
 
 

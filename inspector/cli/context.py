@@ -85,8 +85,15 @@ class Ctx:
     def device_manager(self) -> DeviceManager:
         if self.manager is None:
             a = self.args
+            bundles = list(getattr(a, "virtual_bundle", None) or [])
+            if bundles and a.relay_socket:
+                raise InspectorError(
+                    "BAD_DEVICE", "--virtual-bundle serves a recording on the in-process "
+                    "virtual device; --relay-socket attaches to another one",
+                    hint="drop one of them (serve a bundle on a socket with `bundle serve`)",
+                    exit_code=ExitCode.USAGE)
             config = VirtualConfig(state_dir=a.virtual_state, plugins=list(a.virtual_plugin or []),
-                                   relay_socket=a.relay_socket, token=a.token)
+                                   relay_socket=a.relay_socket, token=a.token, bundles=bundles)
             use_adb = os.environ.get(NO_ADB_ENV, "") not in ("1", "true", "yes")
             allow = bool(getattr(a, "allow_uninstall", False))
 
@@ -103,7 +110,7 @@ class Ctx:
     async def choose_serial(self) -> str:
         if self.args.device:
             return str(self.args.device)
-        if self.args.relay_socket:
+        if self.args.relay_socket or getattr(self.args, "virtual_bundle", None):
             return VIRTUAL_SERIAL
         return await self.device_manager().default_serial()
 

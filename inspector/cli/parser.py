@@ -45,6 +45,10 @@ def _add_common(p: argparse.ArgumentParser, *, suppress: bool) -> None:
                    help="state directory of the in-process virtual device (default: temporary)")
     g.add_argument("--virtual-plugin", action="append", default=d([]), metavar="FILE",
                    help="load an extra virtual-device app from a Python file (repeatable)")
+    g.add_argument("--virtual-bundle", action="append", default=d([]), metavar="FILE",
+                   help="serve the recorded providers of this bug-report bundle (or session "
+                   "journal) on the in-process virtual device instead of its reference apps "
+                   "(repeatable; docs/sessions.md)")
     g.add_argument("--allow-uninstall", action="store_true", default=d(False),
                    help="adb: when the installed relay cannot be upgraded in place, allow "
                    "uninstalling it (it holds no user data of yours)")
@@ -206,6 +210,15 @@ def build_parser() -> argparse.ArgumentParser:
     o = bsub.add_parser("open", help="show a bug-report bundle (read-only)")
     _add_common(o, suppress=True)
     o.add_argument("file", metavar="FILE")
+    o = bsub.add_parser("serve", help="run a standalone virtual device serving the recorded "
+                        "providers of a bundle (replay as a virtual provider)")
+    o.add_argument("file", metavar="FILE", help="a .cetpbundle file or a session journal")
+    o.add_argument("--listen", required=True, metavar="unix:PATH|tcp:127.0.0.1:PORT")
+    o.add_argument("--token", dest="serve_token", default=None,
+                   help="session token clients must present (default: random, printed)")
+    o.add_argument("--state-dir", default=None, metavar="DIR")
+    o.add_argument("--plugin", action="append", default=[], metavar="FILE",
+                   help="also load a virtual-device app from a Python file (repeatable)")
     o = bsub.add_parser("replay", help="re-issue a recorded session's provider calls on a "
                         "device and diff the answers")
     _add_common(o, suppress=True)

@@ -1,4 +1,5 @@
-"""Ready-made setups for the virtual device's reference providers (`--setup reference`).
+"""Ready-made setups for the virtual device's reference providers (the GUI's "Use reference
+setup"; for the CLI, `docs/conformance.md` has the same setup as a `--setup FILE` example).
 
 A preset only says *which calls* the scenarios use; it never allows a mutation: the user
 still names the tools (`allow_mutations`), so a preset cannot make the suite mutate

@@ -46,6 +46,9 @@ class VirtualConfig(BaseModel):
     plugins: list[str] = Field(default_factory=list)
     relay_socket: str | None = None  # unix:PATH | tcp:HOST:PORT
     token: str | None = None
+    bundles: list[str] = Field(default_factory=list)
+    """Bug-report bundles (or journals) whose recorded providers the in-process device
+    serves instead of the reference apps (`--virtual-bundle`)."""
 
 
 class AdbSource(Protocol):
@@ -101,6 +104,7 @@ class VirtualDeviceHost:
                 self.device = VirtualDevice(
                     Path(self.config.state_dir) if self.config.state_dir else None,
                     plugins=[Path(p) for p in self.config.plugins],
+                    apps=[] if self.config.bundles else None,
                 )
             except PluginError as exc:
                 raise InspectorError(
@@ -108,7 +112,24 @@ class VirtualDeviceHost:
                     hint="check the file against docs/virtual-device.md",
                     exit_code=ExitCode.USAGE,
                 ) from exc
+            if self.config.bundles:
+                self._install_bundles(self.device)
         return self.device
+
+    def _install_bundles(self, device: Any) -> None:
+        """Replay as a virtual provider (docs/sessions.md): only the recorded providers."""
+        from inspector.virtual.apps.replayed import ReplayLoadError, install_bundle
+
+        for b in self.config.bundles:
+            try:
+                install_bundle(device, b, notify=False)
+            except ReplayLoadError as exc:
+                raise InspectorError(
+                    "BAD_BUNDLE", str(exc),
+                    hint="give a .cetpbundle file (cetp-inspector bundle create) or a "
+                    "session journal",
+                    exit_code=ExitCode.USAGE,
+                ) from exc
 
     async def connect(self) -> RelayApi:
         if self.config.relay_socket:

@@ -25,6 +25,7 @@ from inspector.consumer.options import EngineOptions
 from inspector.protocol import andyclaw as ac
 from inspector.protocol.discovery import CetpDeclaration, Discovery, ExtensionDeclaration
 from inspector.protocol.exchange import Exchange
+from inspector.relay.api import DISCONNECTED, RelayError
 from inspector.session.confirmations import ConfirmationRequest
 from inspector.session.devices import VIRTUAL_SERIAL, DeviceInfo, DeviceManager, VirtualConfig
 from inspector.session.relay_link import Connector, LinkState
@@ -111,6 +112,7 @@ class Controller(QObject):
         self.journal = journal
         self.journal_dir = journal_dir
         self.journals: dict[str, Any] = {}
+        self.closing = False
         self.devices_manager.add_listener(self._on_devices)
 
     # ------------------------------------------------------------------ devices
@@ -146,7 +148,13 @@ class Controller(QObject):
             )
             entry = self.devices[serial] = DeviceEntry(serial, info)
         if entry.session is None:
-            connector = self.connectors.get(serial) or self.devices_manager.connector(serial)
+            inner = self.connectors.get(serial) or self.devices_manager.connector(serial)
+
+            async def connector(inner: Connector = inner) -> Any:
+                if self.closing:  # a late task must not reconnect a closed window's link
+                    raise RelayError(DISCONNECTED, "the inspector is closing")
+                return await inner()
+
             s = Session(serial, connector, options=self.options)
             s.add_exchange_listener(self.exchangeRecorded.emit)
             s.add_discovery_listener(lambda _d, sr=serial: self.discoveryChanged.emit(sr))
@@ -433,6 +441,7 @@ class Controller(QObject):
         return out
 
     async def close(self) -> None:
+        self.closing = True
         for w in self.journals.values():
             try:
                 w.close()

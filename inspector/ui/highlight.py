@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import shiboken6
 from pygments.lexers.data import JsonLexer
 from pygments.token import Token, _TokenType
 from PySide6.QtCore import QObject, QTimer
@@ -126,17 +127,25 @@ class JsonHighlighter(QSyntaxHighlighter):
         self.enabled = True
         self._precomputed = {}
         spans = await run_in_thread(document_spans, lines)
-        if self.document() is None or self.document().blockCount() != len(lines):
-            return  # text changed meanwhile; a newer call will paint
+        if not self._alive() or self.document().blockCount() != len(lines):
+            return  # the view is gone, or the text changed (a newer call paints it)
         self._precomputed = dict(enumerate(spans))
         self._pending = list(range(len(lines)))
         self._timer.start()
 
-    def _apply_batch(self) -> None:
+    def _alive(self) -> bool:
+        """The highlighter and its document still exist on the C++ side."""
+        if not shiboken6.isValid(self):
+            return False
         doc = self.document()
-        if doc is None:
-            self._timer.stop()
+        return doc is not None and shiboken6.isValid(doc)
+
+    def _apply_batch(self) -> None:
+        if not self._alive():
+            if shiboken6.isValid(self._timer):
+                self._timer.stop()
             return
+        doc = self.document()
         batch, self._pending = self._pending[:_BATCH_BLOCKS], self._pending[_BATCH_BLOCKS:]
         for n in batch:
             block = doc.findBlockByNumber(n)

@@ -68,8 +68,8 @@ def test_list_open_rename_delete(qtbot, vclient, qtmodeltester, tmp_path) -> Non
     assert names == {"first", "second <b>bug</b>"}  # plain text, literally
     row = next(r for r in range(2) if panel.model.data(panel.model.index(r, 0)) == "first")
     assert panel.model.data(panel.model.index(row, 2)) == "Virtual Pixel (virtual)"
-    lines = panel.model.summary(row).exchange_lines
-    assert lines >= 4 and panel.model.data(panel.model.index(row, 3)) == str(lines)
+    count = panel.model.summary(row).exchange_count  # distinct exchanges, not journal lines
+    assert count >= 4 and panel.model.data(panel.model.index(row, 3)) == str(count)
     assert not panel.open_button.isEnabled()  # nothing selected yet
 
     sid = panel.model.summary(row).session_id

@@ -183,8 +183,14 @@ class BadProvider(CetpProvider):
     }
     EXTRA_SCHEMA = "CREATE TABLE IF NOT EXISTS records (k TEXT PRIMARY KEY, v TEXT);"
 
-    def __init__(self, package: str | None = None, label: str | None = None) -> None:
-        super().__init__(package, label)
+    def __init__(
+        self,
+        package: str | None = None,
+        label: str | None = None,
+        *,
+        confirmation_ttl_ms: int | None = None,
+    ) -> None:
+        super().__init__(package, label, confirmation_ttl_ms=confirmation_ttl_ms)
         self.negotiations = 0
 
     def build_manifest(self) -> PackageManifest:

@@ -1,0 +1,213 @@
+"""Replay as a virtual provider: a session recorded on the virtual device, bundled, then
+served by `ReplayedApp` on a fresh device and driven by the consumer engine."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from inspector.consumer.engine import ProviderSession
+from inspector.consumer.execution import ExecState
+from inspector.consumer.recorder import Recorder
+from inspector.protocol.bundle import Bundle, Int, to_jsonable
+from inspector.protocol.discovery import discover
+from inspector.session.bundle_file import create_bundle, open_bundle
+from inspector.session.journal import REDACTED, JournalWriter, read_journal
+from inspector.session.replay import RecordedCall, RecordedProvider
+from inspector.virtual import VirtualDevice
+from inspector.virtual.apps.replayed import (
+    SYNTHESIZED_META,
+    ReplayedApp,
+    ReplayLoadError,
+    install_bundle,
+)
+from inspector.virtual.inprocess import connect_virtual_device
+
+AUTHORITY = "com.example.pricealerts.clawseed.tools"
+PACKAGE = "com.example.pricealerts"
+ALERT = {"symbol": "ACME", "price": 101.25, "direction": "above"}
+
+
+@dataclass
+class Recording:
+    journal: Path
+    bundle: Path
+    record: Bundle  # the package record the original device reported
+    tools: list[dict[str, object]]
+    alerts: object
+    created: object
+
+
+async def _record(tmp_path: Path, *, with_discovery: bool = True) -> Recording:
+    """negotiate, list_tools, a read and a create_alert on the real price-alerts app."""
+    device = VirtualDevice(tmp_path / "device")
+    client = await connect_virtual_device(device)
+    try:
+        [record] = await client.discover(PACKAGE)
+        recorder = Recorder(device="virtual")
+        writer = JournalWriter.create(
+            name="alerts", device={"serial": "virtual"}, directory=tmp_path / "sessions"
+        )
+        if with_discovery:
+            writer.record("discovery", {"packages": [to_jsonable(record)]})
+        recorder.add_listener(writer.on_exchange)
+        provider = ProviderSession(client, AUTHORITY, package=PACKAGE, recorder=recorder)
+        await provider.negotiate()
+        tools = await provider.list_tools()
+        alerts = await provider.execute_tool("list_alerts", {})
+        created = await provider.execute_tool("create_alert", ALERT)
+        assert created.state == ExecState.SUCCEEDED, created.message
+        writer.close()
+    finally:
+        await client.close()
+        await device.aclose()
+    bundle = create_bundle(tmp_path / "alerts.cetpbundle", read_journal(writer.path))
+    return Recording(writer.path, bundle, record,
+                     [t.model_dump(mode="json") for t in tools.tools], alerts.value, created.value)
+
+
+async def _replay_device(tmp_path: Path, source: object) -> tuple[VirtualDevice, list[str]]:
+    device = VirtualDevice(tmp_path / "replay", apps=[])
+    return device, install_bundle(device, source)
+
+
+async def test_the_consumer_sees_the_recorded_provider(tmp_path: Path) -> None:
+    rec = await _record(tmp_path)
+    device, installed = await _replay_device(tmp_path, rec.bundle)
+    client = await connect_virtual_device(device)
+    try:
+        assert installed == [PACKAGE]
+        # discover: the recorded declarations, as the phone reported them (uid is the device's)
+        [record] = await client.discover()
+        assert {k: v for k, v in record.items() if k != "uid"} == {
+            k: v for k, v in rec.record.items() if k != "uid"
+        }
+        assert discover([record]).cetp[0].authority == AUTHORITY
+
+        provider = ProviderSession(client, AUTHORITY, package=PACKAGE)
+        session = await provider.negotiate()
+        assert session.token == REDACTED  # the bundle was redacted; it is accepted back
+        assert session.expires_ms is not None and not session.expired(provider.clock.now_ms())
+        tools = await provider.list_tools()
+        assert [t.model_dump(mode="json") for t in tools.tools] == rec.tools
+        alerts = await provider.execute_tool("list_alerts", {})
+        assert alerts.state == ExecState.SUCCEEDED and alerts.value == rec.alerts
+        # argument order does not matter; the same create_alert gets the recorded answer
+        again = await provider.execute_tool("create_alert", dict(reversed(ALERT.items())))
+        assert again.state == ExecState.SUCCEEDED and again.value == rec.created
+
+        other = await provider.execute_tool("create_alert", {**ALERT, "symbol": "GLOBX"})
+        assert other.state == ExecState.FAILED
+        assert other.error is not None and other.error.error_code == "UNAVAILABLE"
+        assert other.error.retryable is False
+        assert "not in the recording" in other.error.error_message
+        assert "ACME" in other.error.error_message  # what was recorded instead
+
+        never = await provider.execute_tool("get_quote", {"symbol": "ACME"})
+        assert never.error is not None and "no call of tool 'get_quote'" in (
+            never.error.error_message)
+
+        # raw calls: the request id is echoed; an unrecorded method is METHOD_NOT_FOUND
+        base = {"protocol_version": Int(2), "session_token": "anything-at-all",
+                "deadline_at_ms": Int(0)}
+        raw = await client.call(AUTHORITY, "list_tools", Bundle(base, request_id="rid-1"))
+        assert raw is not None and raw["request_id"] == "rid-1" and raw["status"] == "success"
+        info = await client.call(AUTHORITY, "get_provider_info", Bundle(base, request_id="r2"))
+        assert info is not None and info["status"] == "error"
+        assert info["error_code"] == "METHOD_NOT_FOUND" and info["request_id"] == "r2"
+        assert "not in the recording" in info["error_message"]
+        assert json.loads(info["error_details"])["replay"] == "not_recorded"
+    finally:
+        await client.close()
+        await device.aclose()
+
+
+async def test_a_manifest_is_synthesized_when_none_was_recorded(tmp_path: Path) -> None:
+    rec = await _record(tmp_path, with_discovery=False)
+    # a journal (not a bundle) works as well: its tokens are the real ones
+    device, installed = await _replay_device(tmp_path, rec.journal)
+    client = await connect_virtual_device(device)
+    try:
+        [record] = await client.discover()
+        assert record["package"] == PACKAGE and record["app_meta_data"][SYNTHESIZED_META] is True
+        [decl] = discover([record]).cetp
+        assert decl.authority == AUTHORITY and decl.versions == (2,)
+        assert isinstance(device.apps[PACKAGE], ReplayedApp) and device.apps[PACKAGE].synthesized
+        provider = ProviderSession(client, AUTHORITY, package=PACKAGE)
+        tools = await provider.list_tools()
+        assert [t.model_dump(mode="json") for t in tools.tools] == rec.tools
+        assert installed == [PACKAGE]
+        assert provider.session is not None and provider.session.token != REDACTED
+    finally:
+        await client.close()
+        await device.aclose()
+
+
+async def test_replacing_the_recorded_app_on_a_full_device(tmp_path: Path) -> None:
+    """Loaded into a device that has the reference apps, the replay replaces the package."""
+    rec = await _record(tmp_path)
+    device = VirtualDevice(tmp_path / "full")
+    try:
+        assert install_bundle(device, open_bundle(rec.bundle)) == [PACKAGE]
+        assert isinstance(device.apps[PACKAGE], ReplayedApp)
+        assert "com.example.finance" in device.apps  # the others stay
+    finally:
+        await device.aclose()
+
+
+def _op_call(op: str, state: str, rid: str = "r") -> RecordedCall:
+    req = to_jsonable(Bundle(protocol_version=Int(2), session_token="t", request_id=rid,
+                             operation_id=op))
+    data = json.dumps({"operation_id": op, "state": state})
+    resp = to_jsonable(Bundle(status="success", protocol_version=Int(2), request_id=rid,
+                              data=data))
+    return RecordedCall(method="get_operation", request=req, response=resp, status="success")
+
+
+async def test_repeated_requests_walk_through_the_recorded_answers(tmp_path: Path) -> None:
+    provider = RecordedProvider(
+        authority="com.example.ops.tools", package="com.example.ops",
+        calls=[_op_call("op1", "running"), _op_call("op1", "running"),
+               _op_call("op1", "succeeded")],
+    )
+    device = VirtualDevice(tmp_path / "d", apps=[ReplayedApp([provider])])
+    client = await connect_virtual_device(device)
+    try:
+        def ask(op: str) -> Bundle:
+            return Bundle(protocol_version=Int(2), session_token=REDACTED, request_id="mine",
+                          operation_id=op)
+
+        states = []
+        for _ in range(4):
+            reply = await client.call("com.example.ops.tools", "get_operation", ask("op1"))
+            assert reply is not None and reply["request_id"] == "mine"
+            states.append(json.loads(reply["data"])["state"])
+        assert states == ["running", "running", "succeeded", "succeeded"]
+        unknown = await client.call("com.example.ops.tools", "get_operation", ask("op2"))
+        assert unknown is not None and unknown["error_code"] == "UNAVAILABLE"
+        assert "'op2' is not in the recording" in unknown["error_message"]
+        v1 = await client.call("com.example.ops.tools", "list_tools", Bundle())
+        assert v1 is not None and v1["error_code"] == "METHOD_NOT_FOUND"
+        assert "protocol_version" not in v1  # a v1 request gets a v1 error envelope
+    finally:
+        await client.close()
+        await device.aclose()
+
+
+def test_unusable_sources_are_clear_errors(tmp_path: Path) -> None:
+    device = VirtualDevice(tmp_path / "d", apps=[])
+    with pytest.raises(ReplayLoadError, match="does not exist"):
+        install_bundle(device, tmp_path / "missing.cetpbundle")
+    junk = tmp_path / "junk.cetpbundle"
+    junk.write_bytes(b"PK\x03\x04 not really a zip")
+    with pytest.raises(ReplayLoadError, match="not a zip"):
+        install_bundle(device, junk)
+    empty = JournalWriter.create(name="empty", device={}, directory=tmp_path / "s")
+    empty.close()
+    with pytest.raises(ReplayLoadError, match="no CETP provider call"):
+        install_bundle(device, empty.path)
+    with pytest.raises(ValueError, match="at least one"):
+        ReplayedApp([])
