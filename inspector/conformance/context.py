@@ -8,7 +8,6 @@ rule: **no tool that is not a plain read is invoked unless the user allowed it b
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
@@ -41,6 +40,7 @@ from inspector.protocol.cetp import (
 from inspector.protocol.discovery import CetpDeclaration, Discovery
 from inspector.protocol.exchange import Finding
 from inspector.relay.api import ActivityResult, RelayApi, RelayError
+from inspector.tasks import Spawner
 
 RestartHook = Callable[[str], Awaitable[None]]
 HumanPrompt = Callable[[str], Awaitable[None]]
@@ -261,7 +261,7 @@ class RunContext:
         self.async_run: dict[str, Any] | None = None  # the polled background operation
         self._desired_answer: bool | None = None
         self._handler_installed = False
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._spawner = Spawner()  # answers to confirmation events, kept referenced
         try:
             caps = relay.hello_info.capabilities
         except (AttributeError, RelayError, RuntimeError):
@@ -548,11 +548,8 @@ class RunContext:
         cid = event.get("confirmation_id")
         if not isinstance(cid, str):
             return
-        task = asyncio.get_running_loop().create_task(
-            self.relay.answer_confirmation(cid, self._desired_answer),
-            name=f"conformance-confirm-{cid}")
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._spawner.spawn(self.relay.answer_confirmation(cid, self._desired_answer),
+                            name=f"conformance-confirm-{cid}")
 
     def detach(self) -> None:
         remover = getattr(self.relay, "remove_event_handler", None)
