@@ -43,6 +43,7 @@ from inspector.relay.api import (
     RelayError,
     ServerConnection,
 )
+from inspector.relay.hello import OPS as RELAY_OPS
 from inspector.tasks import Spawner
 from inspector.virtual.app import (
     RELAY_PACKAGE,
@@ -66,22 +67,8 @@ log = logging.getLogger(__name__)
 SERIAL = "virtual"
 RELAY_VERSION_CODE = 1
 RELAY_VERSION_NAME = "virtual-0.1.0"
-CAPABILITIES = (
-    "ping",
-    "discover",
-    "call",
-    "read_file",
-    "close_handle",
-    "launch_pending_intent",
-    "bind_transact",
-    "broadcast",
-    "start_activity",
-    "read_resource",
-    "wake_provider",
-    "force_stop",
-    "answer_confirmation",
-    "fault",
-)
+# The virtual device serves every whitelisted relay op (docs/relay-protocol.md §4).
+CAPABILITIES = tuple(sorted(RELAY_OPS))
 EXTENSION_AUTHORITY_SUFFIX = ".andyclaw.extension"
 FIRST_APP_UID = 10_100
 RESULT_OK = -1

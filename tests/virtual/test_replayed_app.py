@@ -107,7 +107,7 @@ async def test_the_consumer_sees_the_recorded_provider(tmp_path: Path) -> None:
         assert "ACME" in other.error.error_message  # what was recorded instead
 
         never = await provider.execute_tool("get_quote", {"symbol": "ACME"})
-        assert never.error is not None and "no call of tool 'get_quote'" in (
+        assert never.error is not None and "call of tool 'get_quote' is not in the recording" in (
             never.error.error_message)
 
         # raw calls: the request id is echoed; an unrecorded method is METHOD_NOT_FOUND

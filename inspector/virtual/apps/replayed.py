@@ -177,7 +177,8 @@ class _PlayedProvider:
             tool_calls = [c for c in recorded if c.tool == tool]
             what["tool"] = str(tool)[:128]
             if not tool_calls:
-                msg = f"no call of tool {str(tool)[:64]!r} is in the recording of {authority}"
+                msg = (f"a call of tool {str(tool)[:64]!r} is not in the recording of "
+                       f"{authority}")
             else:
                 shown = sorted({str(_typed_str(_recorded_fields(c).get("args")))[:200]
                                 for c in tool_calls})[:5]
