@@ -59,7 +59,7 @@ def bundle_list(ctx: Ctx) -> int:
     if not sessions:
         line("no recorded sessions (record one with --record NAME)", ctx.out)
         return ExitCode.OK
-    table([[s.session_id, s.name, str(s.exchange_lines), str(s.device.get("serial", ""))]
+    table([[s.session_id, s.name, str(s.exchange_count), str(s.device.get("serial", ""))]
            for s in sessions], ["SESSION", "NAME", "EXCHANGES", "DEVICE"], ctx.out)
     return ExitCode.OK
 

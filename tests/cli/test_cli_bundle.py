@@ -20,7 +20,7 @@ def test_record_then_bundle(cli: Cli, tmp_path: Path) -> None:
 
     listed = cli("bundle", "list")
     [s] = [s for s in listed.doc["sessions"] if s["name"] == "bug42"]
-    assert s["session_id"] == session_id and s["exchange_lines"] >= 4
+    assert s["session_id"] == session_id and s["exchange_count"] >= 4
 
     journal_text = Path(s["path"]).read_text()
     token = next(

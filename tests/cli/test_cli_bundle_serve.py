@@ -119,14 +119,14 @@ def test_bundle_serve_usage_errors(tmp_path: Path) -> None:
     junk = tmp_path / "junk.cetpbundle"
     junk.write_text("not a bundle")
     r = subprocess.run(
-        [sys.executable, "-m", "inspector.cli", "bundle", "serve", str(junk), "--listen",
-         f"unix:{tmp_path / 's.sock'}", "--token", "t", "--json"],
+        [sys.executable, "-m", "inspector.cli", "--json", "bundle", "serve", str(junk),
+         "--listen", f"unix:{tmp_path / 's.sock'}", "--token", "t"],
         capture_output=True, text=True, cwd=ROOT, timeout=60,
     )
     assert r.returncode == 2 and json.loads(r.stdout)["error"]["code"] == "BAD_BUNDLE"
     r = subprocess.run(
-        [sys.executable, "-m", "inspector.cli", "bundle", "serve", str(junk), "--listen",
-         "tcp:10.0.0.1:1", "--json"],
+        [sys.executable, "-m", "inspector.cli", "--json", "bundle", "serve", str(junk),
+         "--listen", "tcp:10.0.0.1:1"],
         capture_output=True, text=True, cwd=ROOT, timeout=60,
     )
     assert r.returncode == 2 and json.loads(r.stdout)["error"]["code"] == "BAD_SOCKET"

@@ -17,7 +17,8 @@ from inspector.protocol.discovery import discover
 from inspector.session.bundle_file import create_bundle, open_bundle
 from inspector.session.journal import REDACTED, JournalWriter, read_journal
 from inspector.session.replay import RecordedCall, RecordedProvider
-from inspector.virtual import VirtualDevice
+from inspector.virtual import VirtualApp, VirtualDevice
+from inspector.virtual.apps.finance import FinanceProvider
 from inspector.virtual.apps.replayed import (
     SYNTHESIZED_META,
     ReplayedApp,
@@ -69,22 +70,23 @@ async def _record(tmp_path: Path, *, with_discovery: bool = True) -> Recording:
                      [t.model_dump(mode="json") for t in tools.tools], alerts.value, created.value)
 
 
-async def _replay_device(tmp_path: Path, source: object) -> tuple[VirtualDevice, list[str]]:
-    device = VirtualDevice(tmp_path / "replay", apps=[])
+async def _replay_device(
+    tmp_path: Path, source: object, apps: list[VirtualApp] | None = None
+) -> tuple[VirtualDevice, list[str]]:
+    device = VirtualDevice(tmp_path / "replay", apps=apps or [])
     return device, install_bundle(device, source)
 
 
 async def test_the_consumer_sees_the_recorded_provider(tmp_path: Path) -> None:
     rec = await _record(tmp_path)
-    device, installed = await _replay_device(tmp_path, rec.bundle)
+    # another app first, so the replayed package gets another uid than it was recorded with
+    device, installed = await _replay_device(tmp_path, rec.bundle, [FinanceProvider()])
     client = await connect_virtual_device(device)
     try:
         assert installed == [PACKAGE]
-        # discover: the recorded declarations, as the phone reported them (uid is the device's)
-        [record] = await client.discover()
-        assert {k: v for k, v in record.items() if k != "uid"} == {
-            k: v for k, v in rec.record.items() if k != "uid"
-        }
+        # discover: the recorded declarations, exactly as the phone reported them
+        [record] = await client.discover(PACKAGE)
+        assert record == rec.record and device.apps[PACKAGE].uid != record["uid"]
         assert discover([record]).cetp[0].authority == AUTHORITY
 
         provider = ProviderSession(client, AUTHORITY, package=PACKAGE)
@@ -211,3 +213,54 @@ def test_unusable_sources_are_clear_errors(tmp_path: Path) -> None:
         install_bundle(device, empty.path)
     with pytest.raises(ValueError, match="at least one"):
         ReplayedApp([])
+
+
+async def test_a_recorded_confirmation_is_played_back(tmp_path: Path) -> None:
+    """delete_alert needs the user's confirmation: recorded approved, replayed both ways."""
+    device = VirtualDevice(tmp_path / "device", confirmation_handler=lambda req: True)
+    client = await connect_virtual_device(device)
+    try:
+        recorder = Recorder(device="virtual")
+        provider = ProviderSession(client, AUTHORITY, package=PACKAGE, recorder=recorder)
+        created = await provider.execute_tool("create_alert", ALERT)
+        assert isinstance(created.value, dict)
+        delete = {"alert_id": created.value["alert_id"]}
+        asked = await provider.execute_tool("delete_alert", delete)
+        assert asked.state == ExecState.NEEDS_RESOLUTION, asked.message
+        done = await provider.launch_resolution(asked)
+        assert done.state == ExecState.SUCCEEDED, done.message
+        writer = JournalWriter.create(name="del", device={}, directory=tmp_path / "s")
+        for ex in recorder.exchanges:
+            writer.record_exchange(ex)
+        writer.close()
+    finally:
+        await client.close()
+        await device.aclose()
+    bundle = create_bundle(tmp_path / "del.cetpbundle", read_journal(writer.path))
+
+    screens: list[str] = []
+    answer = {"approve": True}
+
+    def handler(req: object) -> bool:
+        screens.append(f"{req.title}: {req.consequences}")  # type: ignore[attr-defined]
+        return answer["approve"]
+
+    replay = VirtualDevice(tmp_path / "replay", apps=[], confirmation_handler=handler)
+    install_bundle(replay, bundle)
+    client = await connect_virtual_device(replay)
+    try:
+        provider = ProviderSession(client, AUTHORITY, package=PACKAGE)
+        asked = await provider.execute_tool("delete_alert", delete)
+        assert asked.state == ExecState.NEEDS_RESOLUTION and asked.resolution is not None
+        assert asked.resolution.creator_package == PACKAGE
+        again = await provider.launch_resolution(asked)
+        assert again.state == ExecState.SUCCEEDED and again.value == done.value
+        assert screens and "Replayed confirmation" in screens[0] and "recording" in screens[0]
+
+        answer["approve"] = False
+        denied = await provider.launch_resolution(
+            await provider.execute_tool("delete_alert", delete))
+        assert denied.state == ExecState.RESOLUTION_DECLINED
+    finally:
+        await client.close()
+        await replay.aclose()

@@ -23,8 +23,10 @@ teammate without the phone or the app can explore the exact behaviour that was r
   the recorded session lifetime, so a consumer does not see a session that expired before
   the replay started (the same reason `Replayer` refreshes deadlines).
 
-File results and PendingIntents in recorded replies are served as recorded; their bytes and
-activities are not in a recording, so reading or launching them fails with NOT_FOUND.
+A PendingIntent in a recorded reply (a `USER_ACTION_REQUIRED` resolution) is replaced by a
+live one showing a "Replayed confirmation" screen: approving resumes into the recorded
+resumed call, denying cancels. File results are served as recorded, but their bytes are not
+in a recording, so reading one fails with NOT_FOUND.
 """
 
 from __future__ import annotations
@@ -36,11 +38,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from inspector.protocol.bundle import Bundle, from_jsonable
+from inspector.protocol.bundle import Bundle, PendingIntentHandle, from_jsonable, to_jsonable
 from inspector.protocol.exchange import ExchangeKind, ExchangeStatus
 from inspector.session.journal import JournalContents
 from inspector.session.replay import RecordedCall, RecordedProvider, recorded_providers
-from inspector.virtual.app import CallContext, VirtualApp
+from inspector.virtual.app import CallContext, ConfirmationScreen, PendingActivity, VirtualApp
 from inspector.virtual.cetp_wire import CetpError, dumps, v1_error, v2_error
 from inspector.virtual.manifest import (
     ACCESS_TOOLS_DECL,
@@ -62,6 +64,9 @@ if TYPE_CHECKING:
     from inspector.virtual.device import VirtualDevice
 
 log = logging.getLogger(__name__)
+
+RESULT_OK = -1  # Activity.RESULT_OK
+RESULT_CANCELED = 0
 
 SYNTHESIZED_META = "org.cetp.inspector.replay.SYNTHESIZED_MANIFEST"
 """App meta-data set (true) on a replayed package whose manifest was not recorded."""
@@ -119,8 +124,6 @@ def request_key(method: str, fields: Mapping[str, Any]) -> str:
 
 def _incoming_fields(extras: Bundle | None) -> dict[str, Any]:
     """Incoming extras in the same shape as a recorded request's fields."""
-    from inspector.protocol.bundle import to_jsonable
-
     if extras is None:
         return {}
     return _plain_request(to_jsonable(extras))
@@ -171,7 +174,7 @@ class _PlayedProvider:
             )
         if method in DESCRIPTOR_METHODS:
             return recorded[-1]
-        what = {"replay": "not_recorded", "method": method[:64]}
+        what: dict[str, Any] = {"replay": "not_recorded", "method": method[:64]}
         if method == "execute_tool":
             tool = plain.get("tool_name")
             tool_calls = [c for c in recorded if c.tool == tool]
@@ -182,7 +185,7 @@ class _PlayedProvider:
             else:
                 shown = sorted({str(_typed_str(_recorded_fields(c).get("args")))[:200]
                                 for c in tool_calls})[:5]
-                what["recorded_args"] = shown  # type: ignore[assignment]
+                what["recorded_args"] = shown
                 msg = (f"{str(tool)[:64]} with these arguments is not in the recording of "
                        f"{authority} (recorded: {'; '.join(shown)})")
         elif method in OPERATION_METHODS:
@@ -193,7 +196,8 @@ class _PlayedProvider:
             msg = f"this {method[:64]} request is not in the recording of {authority}"
         return CetpError("UNAVAILABLE", msg, retryable=False, details=what)
 
-    def reply(self, method: str, extras: Bundle | None) -> Bundle | None:
+    def reply(self, method: str, extras: Bundle | None, ctx: CallContext | None = None
+              ) -> Bundle | None:
         fields = _incoming_fields(extras)
         rid = extras.get("request_id") if extras is not None else None
         chosen = self.choose(method, fields)
@@ -211,6 +215,9 @@ class _PlayedProvider:
             reply["request_id"] = rid
         if method == "negotiate":
             self._refresh_expiry(reply)
+        if ctx is not None:
+            tool = _unwrap(fields).get("tool_name")
+            _fresh_pending_intents(reply, ctx, self.recorded.authority, tool)
         return reply
 
     def _refresh_expiry(self, reply: Bundle) -> None:
@@ -232,6 +239,40 @@ class _PlayedProvider:
         reply["data"] = dumps(doc)
 
 
+def _fresh_pending_intents(reply: Bundle, ctx: CallContext, authority: str,
+                           tool: Any) -> None:
+    """A recorded PendingIntent's id belonged to the recording's relay connection: replace
+    it by a live one whose screen says it is a replay. Approving gives RESULT_OK and the
+    consumer resumes (answered by the recorded resumed call); denying, RESULT_CANCELED."""
+    for key, value in list(reply.items()):
+        if isinstance(value, Bundle):
+            _fresh_pending_intents(value, ctx, authority, tool)
+        elif isinstance(value, PendingIntentHandle):
+            reply[key] = ctx.pending_intent(_replayed_activity(ctx, value, authority, tool))
+
+
+def _replayed_activity(ctx: CallContext, recorded: PendingIntentHandle, authority: str,
+                       tool: Any) -> PendingActivity:
+    async def on_result(approved: bool) -> tuple[int, Bundle | None]:
+        return (RESULT_OK if approved else RESULT_CANCELED), None
+
+    screen = ConfirmationScreen(
+        title="Replayed confirmation",
+        target=authority,
+        action=str(tool or "resolution")[:128],
+        parameters={"recorded_creator": recorded.creator_package[:200]},
+        consequences="This is a recording: nothing happens on any device. Approve to get "
+        "the recorded answer of the resumed call, deny to cancel.",
+    )
+    return PendingActivity(
+        package=ctx.app.package,
+        component=f"{ctx.app.package}/.ReplayedResolutionActivity",
+        screen=screen,
+        on_result=on_result,
+        immutable=recorded.immutable is not False,
+    )
+
+
 # ---------------------------------------------------------------------------------------
 # Declarations
 
@@ -251,14 +292,15 @@ def _meta(values: Mapping[str, Any]) -> dict[str, MetaValue]:
 
 
 def _from_package_record(record: Mapping[str, Any], uid: int) -> PackageManifest:
-    """A §4.1 package record (as the relay reported it) → the manifest that reproduces it."""
+    """A §4.1 package record (as the relay reported it) → the manifest that reproduces it
+    (the recorded uid included: `discover` shows what the phone reported)."""
     from inspector.protocol.discovery import package_info
 
     info = package_info(record)
     return PackageManifest(
         package=info.package,
         label=info.label or info.package,
-        uid=uid,
+        uid=info.uid if info.uid is not None else uid,
         version_code=info.version_code or 1,
         version_name=info.version_name,
         cert_sha256=tuple(info.cert_sha256),
@@ -326,10 +368,11 @@ def _from_cetp_declaration(decls: list[Mapping[str, Any]], package: str, uid: in
                 init_order=int(p.get("init_order") or 0),
             )
     vc = first.get("version_code")
+    recorded_uid = first.get("uid")
     return PackageManifest(
         package=package,
         label=str(first.get("label") or package),
-        uid=uid,
+        uid=recorded_uid if isinstance(recorded_uid, int) else uid,
         version_code=int(vc) if isinstance(vc, int) else 1,
         cert_sha256=tuple(str(c) for c in first.get("cert_sha256") or ()),
         shared_user_id=first.get("shared_user_id"),
@@ -445,7 +488,7 @@ class ReplayedApp(VirtualApp):
             return v2_error(CetpError(
                 "METHOD_NOT_FOUND", f"{authority[:120]} is not in the recording",
                 details={"replay": "not_recorded"}), None)
-        return played.reply(method, extras)
+        return played.reply(method, extras, ctx)
 
 
 def _authorities(m: PackageManifest) -> set[str]:
