@@ -1,9 +1,10 @@
 """The PySide6 + qasync inspector window. Binds to the session layer; owns no protocol logic.
 
-Importing the package applies `qt_compat.immortalize_none()` first: with PySide6 6.12 on
-Python 3.11 every void Qt call drops a reference to None and a long session would abort.
+Importing the package first checks the Qt binding for the None-reference leak of PySide6
+6.12 on Python 3.11 (see `qt_compat`); the project pins a binding without it, and a leaking
+one found anyway (a user's own environment) is neutralised instead of crashing later.
 """
 
-from inspector.ui.qt_compat import immortalize_none
+from inspector.ui.qt_compat import guard_against_none_leak
 
-immortalize_none()
+guard_against_none_leak()

@@ -329,6 +329,7 @@ class CallComposer(QWidget):
     # -- request id -----------------------------------------------------------------------
     def fresh_request_id(self) -> None:
         self.request_id.setText(new_request_id())
+        self.request_id.setCursorPosition(0)
         self._sent_args = None
         self._update_retry_note()
 
@@ -395,6 +396,7 @@ class CallComposer(QWidget):
                 return None
         if not self.reuse and self._sent_args is not None:
             self.request_id.setText(new_request_id())
+        self.request_id.setCursorPosition(0)
         req = CallRequest(
             tool_name=self.target.name,
             args_text=self.raw.toPlainText() or "{}",

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -112,6 +113,8 @@ class Controller(QObject):
         self.journal = journal
         self.journal_dir = journal_dir
         self.journals: dict[str, Any] = {}
+        #: the in-process VirtualDevice (bug reports are served on it); tests may replace it
+        self.virtual_device: Callable[[], Any] = self.devices_manager.virtual.ensure_device
         self.closing = False
         self.devices_manager.add_listener(self._on_devices)
 

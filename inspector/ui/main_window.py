@@ -35,7 +35,7 @@ from inspector.ui.composer import CallComposer, CallRequest, ToolTarget
 from inspector.ui.controller import Controller, describe_error
 from inspector.ui.dialogs import AboutDialog, ConfirmationDialog
 from inspector.ui.extension_view import ExtensionView
-from inspector.ui.navigator import NavigatorPanel
+from inspector.ui.navigator import NavigatorPanel, add_finding_warnings
 from inspector.ui.operations_panel import OperationsPanel
 from inspector.ui.overview_panel import OverviewPanel
 from inspector.ui.result_panel import ResultPanel
@@ -82,6 +82,9 @@ class EmptyState(QWidget):
         lay.addWidget(self.button, 0, Qt.AlignmentFlag.AlignHCenter)
         lay.addStretch(3)
         self.button.clicked.connect(self.exploreVirtual)
+
+
+BUG_REPORT_FILTER = "Bug reports (*.cetpbundle);;Session journals (*.jsonl);;All files (*)"
 
 
 class MainWindow(QMainWindow):
@@ -250,8 +253,16 @@ class MainWindow(QMainWindow):
             self.open_bug_report,
             "Open a bug-report bundle",
         )
+        self.act_serve_bundle = self._action(
+            "Serve bug report on the virtual device…",
+            "reconnect",
+            "Ctrl+Shift+O",
+            self.serve_bug_report,
+            "Replay a bug report as a virtual provider: its recorded provider answers from "
+            "the virtual device",
+        )
         menu = self.menuBar().addMenu("&File")
-        for a in (self.act_sessions, self.act_open_bundle):
+        for a in (self.act_sessions, self.act_open_bundle, self.act_serve_bundle):
             menu.addAction(a)
         menu.addSeparator()
         menu.addAction(self.act_quit)
@@ -518,6 +529,11 @@ class MainWindow(QMainWindow):
         label = entry.declaration.label or entry.declaration.package
         panel = ConformancePanel(backend, label)
         panel.evidence_requested.connect(self.select_exchange)
+        journal = self.controller.journals.get(entry.serial)
+        if journal is not None:  # exported bug reports then carry the conformance report
+            panel.report_ready.connect(
+                lambda r, w=journal: w.record("conformance", r.model_dump(mode="json"))
+            )
         lay.addWidget(panel)
         self.conformance_panel = panel
         self._conformance_key = entry.key
@@ -548,6 +564,9 @@ class MainWindow(QMainWindow):
             self.report("Sessions unavailable", str(exc))
             return None
         panel = SessionsPanel(directory=self.controller.journal_dir)
+        panel.active_sessions = lambda: {  # never delete the journal being written
+            w.session_id for w in self.controller.journals.values()
+        }
         panel.session_opened.connect(self.show_recorded_session)
         panel.bundle_exported.connect(
             lambda path: self._status.setText(f"Bug report written: {bound(path, 200)}")
@@ -580,7 +599,7 @@ class MainWindow(QMainWindow):
             return None
         if not path:
             path, _ = QFileDialog.getOpenFileName(
-                self, "Open a bug report", "", "Bug reports (*.zip);;All files (*)"
+                self, "Open a bug report", "", BUG_REPORT_FILTER
             )
         if not path:
             return None
@@ -589,6 +608,27 @@ class MainWindow(QMainWindow):
         viewer.failed.connect(lambda why: self.report("Cannot open the bug report", why))
         viewer.open_path(path)
         return self._side(viewer, "Bug report — CETP Inspector")
+
+    def serve_bug_report(self, path: str | None = None) -> list[str]:
+        """Replay as a virtual provider: the bundle's recorded providers answer from the
+        virtual device (docs/sessions.md), so anyone can explore a reported behaviour."""
+        from inspector.virtual.apps.replayed import ReplayLoadError, install_bundle
+
+        if not path:
+            path, _ = QFileDialog.getOpenFileName(
+                self, "Serve a bug report on the virtual device", "", BUG_REPORT_FILTER
+            )
+        if not path:
+            return []
+        try:
+            packages = install_bundle(self.controller.virtual_device(), path)
+        except ReplayLoadError as exc:
+            self.report("Cannot serve the bug report", str(exc))
+            return []
+        self._status.setText(
+            bound(f"Serving the recording of {', '.join(packages)} on the virtual device", 300)
+        )
+        return packages
 
     def replay(self, contents: Any) -> QWidget | None:
         try:
@@ -623,6 +663,12 @@ class MainWindow(QMainWindow):
         self.overview.show_info(getattr(eng, "info", None))
         findings = list(getattr(eng, "findings", []))
         self.overview.show_findings(findings)
+        broken = [
+            f"{f.section} {f.rule_id}: {f.message}"
+            for f in findings
+            if not f.ok and f.level == "MUST"
+        ]
+        add_finding_warnings(self.navigator.model, entry.serial, entry.declaration.key, broken)
         v1 = entry.v1_engine.tools if entry.v1_engine is not None else None
         if isinstance(eng, ProviderSession):
             invalid = [str(v) for v in eng.tool_violations]

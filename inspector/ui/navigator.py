@@ -19,7 +19,9 @@ from inspector.ui.text import bound
 class Role(IntEnum):
     KIND = Qt.ItemDataRole.UserRole + 1  # "device" | "provider" | "extension"
     SERIAL = Qt.ItemDataRole.UserRole + 2
-    KEY = Qt.ItemDataRole.UserRole + 3  # authority / extension id
+    KEY = Qt.ItemDataRole.UserRole + 3  # declaration key / extension id
+    BADGE_BASE = Qt.ItemDataRole.UserRole + 4  # the version badge without warnings
+    MANIFEST_WARNINGS = Qt.ItemDataRole.UserRole + 5  # manifest rule breaks (count)
 
 
 def stack_badge(decl: CetpDeclaration) -> str:
@@ -118,6 +120,8 @@ class NavigatorModel(QStandardItemModel):
                     single_line=False,
                 )
             )
+            row[0].setData(stack_badge(decl), Role.BADGE_BASE)
+            row[0].setData(len(warns), Role.MANIFEST_WARNINGS)
             if warns:
                 row[1].setForeground(theme.color("warn"))
             parent.appendRow(row)
@@ -133,6 +137,35 @@ class NavigatorModel(QStandardItemModel):
                 bound(f"{ext.package}\nid: {ext.id}\n" + "\n".join(warns), 1500, single_line=False)
             )
             parent.appendRow(row)
+
+
+def _find_child(model: QStandardItemModel, serial: str, key: str) -> QStandardItem | None:
+    for r in range(model.rowCount()):
+        dev = model.item(r, 0)
+        if dev.data(Role.SERIAL) != serial:
+            continue
+        for c in range(dev.rowCount()):
+            child = dev.child(c, 0)
+            if child.data(Role.KEY) == key:
+                return child
+    return None
+
+
+def add_finding_warnings(model: NavigatorModel, serial: str, key: str, messages: list[str]) -> None:
+    """Fold rule breaks found while talking to a provider into its tree badge."""
+    item = _find_child(model, serial, key)
+    if item is None:
+        return
+    parent = item.parent()
+    badge = parent.child(item.row(), 1)
+    base = item.data(Role.BADGE_BASE) or badge.text().split("  ⚠")[0]
+    item.setData(base, Role.BADGE_BASE)
+    manifest = int(item.data(Role.MANIFEST_WARNINGS) or 0)
+    total = manifest + len(messages)
+    badge.setText(base + (f"  ⚠ {total}" if total else ""))
+    if total:
+        badge.setForeground(theme.color("warn"))
+        badge.setToolTip(bound("\n".join(messages), 3000, single_line=False))
 
 
 class NavigatorFilter(QSortFilterProxyModel):

@@ -6,12 +6,18 @@ PySide6 6.12 wheels return `None` from every void method without taking a refere
 enough calls (a few seconds of highlighting a big result) the interpreter aborts with
 "none_dealloc: deallocating None". `immortalize_none()` gives None a reference count so
 large it cannot reach zero, which is what Python 3.12 does by design.
+
+pyproject.toml excludes the leaking release, so normally nothing is done; the guard only acts
+when the leak is measured (someone installed 6.12 by hand), and logs that it did.
 """
 
 from __future__ import annotations
 
 import ctypes
+import logging
 import sys
+
+log = logging.getLogger(__name__)
 
 _BALLAST = 1 << 48
 
@@ -35,3 +41,12 @@ def immortalize_none() -> bool:
     if refcnt.value < _BALLAST // 2:
         refcnt.value += _BALLAST
     return True
+
+
+def guard_against_none_leak() -> bool:
+    """Measure the leak and neutralise it only when present; True when it acted."""
+    if sys.version_info >= (3, 12) or none_leaks_per_void_call() == 0:
+        return False
+    log.warning("this PySide6 build leaks references to None on every void call; "
+                "install the pinned version (pip install 'pyside6<6.12') to avoid a crash")
+    return immortalize_none()

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from inspector.ui.text import bound
 
 MAX_DEPTH = 8
+MAX_FORM_ITEMS = 200  # longer arrays stay in the raw editor only
 
 
 class _Unset:
@@ -340,6 +341,7 @@ class ArrayField(SchemaField):
         self.item_schema: Any = items if isinstance(items, dict) else {}
         self.items: list[SchemaField] = []
         self.present = False
+        self.overflow: list[Any] | None = None
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         self.rows = QVBoxLayout()
@@ -413,6 +415,8 @@ class ArrayField(SchemaField):
         self._update_count()
 
     def value(self) -> Any:
+        if self.overflow is not None:
+            return self.overflow  # too long for the form: kept exactly as given
         if not self.items and not self.present:
             return UNSET
         out = []
@@ -426,8 +430,15 @@ class ArrayField(SchemaField):
         try:
             self.clear()
             self.present = isinstance(value, list)
-            if isinstance(value, list):
-                for v in value[:1000]:
+            self.overflow = None
+            if isinstance(value, list) and len(value) > MAX_FORM_ITEMS:
+                self.overflow = value
+                self.count_label.setText(f"{len(value):,} items — too many for the form; "
+                                         "edit them in the raw JSON")
+                self.add_button.setEnabled(False)
+            elif isinstance(value, list):
+                self.add_button.setEnabled(True)
+                for v in value:
                     self.add_item(v)
         finally:
             self.blockSignals(False)

@@ -1,7 +1,7 @@
 """The traffic log panel: filter box, the exchange table and a detail pane.
 
 The detail pane shows the raw typed Bundles both ways (their loss-free JSON form, with Java
-types kept, e.g. `{"$int": 2}`), the decoded payload, findings and notes, as plain text.
+types kept, e.g. `{"t": "int", "v": 2}`), the decoded payload, findings and notes, as plain text.
 """
 
 from __future__ import annotations

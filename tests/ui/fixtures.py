@@ -87,6 +87,7 @@ def harness(qtbot, qloop, tmp_path: Path, journal_dir: Path | None) -> Iterator[
         journal=journal_dir is not None,
         journal_dir=journal_dir,
     )
+    controller.virtual_device = lambda: device  # bug reports are served on this device
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
     window = MainWindow(controller, settings)
     qtbot.addWidget(window)

@@ -191,3 +191,27 @@ def test_request_id_new_and_reuse_and_danger_prompt(qtbot, qloop):
     c.raw.setPlainText('{"changed": 1}')
     qtbot.waitUntil(lambda: "INVALID_REQUEST" in c.retry_note.text())
     assert len(sent) == 3
+
+
+def test_big_arguments_validate_in_a_worker_thread(qtbot, qloop, monkeypatch):
+    from inspector.ui import composer as composer_mod
+    from inspector.ui.validation import OFF_THREAD_BYTES
+
+    threaded: list[int] = []
+    real = composer_mod.run_in_thread
+
+    async def spy(fn, *args):
+        threaded.append(len(args[0]))
+        return await real(fn, *args)
+
+    monkeypatch.setattr(composer_mod, "run_in_thread", spy)
+    c = _composer(qtbot, schema={"type": "object", "properties": {
+        "items": {"type": "array", "items": {"type": "integer"}}}}, max_bytes=10**7)
+    c.raw.setPlainText(json.dumps({"items": [*range(20_000), "x"]}))
+    qtbot.waitUntil(lambda: c.verdict is not None and c.verdict.size_bytes > OFF_THREAD_BYTES,
+                    timeout=10_000)
+    assert threaded and threaded[-1] > OFF_THREAD_BYTES
+    assert [i.pointer for i in c.verdict.issues] == ["/items/20000"]
+    qtbot.waitUntil(lambda: c.form.field("items").overflow is not None)
+    assert "too many for the form" in c.form.field("items").count_label.text()
+    assert c.form.value()["items"][-1] == "x"  # the form never truncates what it shows

@@ -273,3 +273,39 @@ def test_package_removed_on_the_device_refreshes_the_tree(harness: Harness):
     harness.device.uninstall("com.example.finance")  # the device pushes package_changed
     harness.wait(lambda: "MyFinance" not in names())
     assert "Unit Converter" in names()
+
+
+def test_traffic_detail_shows_the_typed_bundles_and_filters(harness: Harness):
+    harness.open_provider()
+    w = harness.window
+    harness.compose("get_quote", {"symbol": "ACME"})
+    harness.send()
+    harness.wait(lambda: w.result.state.text() == "Success")
+    model = w.traffic.model
+    harness.wait(lambda: model.rowCount() == model.total and model.total >= 5)
+    w.traffic.filter.setText("tool:get_quote method:execute")
+    harness.wait(lambda: model.rowCount() == 1)
+    w.traffic.table.selectRow(0)
+    text = w.traffic.detail.toPlainText()
+    assert "request (typed Bundle)" in text and "response (typed Bundle)" in text
+    assert '"t": "int"' in text and '"t": "long"' in text  # protocol_version, deadline_at_ms
+    assert "ACME" in text
+    w.traffic.filter.setText("status:error")
+    harness.wait(lambda: model.rowCount() == 0)
+    assert "of" in w.traffic.count.text()
+
+
+def test_spec_rule_breaks_found_while_loading_become_tree_warnings(harness: Harness):
+    w = harness.window
+    d = harness.controller.discovery("virtual")
+    bad = next(x for x in d.cetp if x.package == "com.example.badprovider"
+               and x.authority == "com.example.badprovider.clawseed.tools")
+    assert w.navigator.select("virtual", bad.key)
+    harness.wait(lambda: (e := harness.controller.entry(w.current_key or "")) is not None
+                 and (e.loaded or bool(e.error)))
+    dev = w.navigator.model.item(0, 0)
+    row = next(r for r in range(dev.rowCount()) if dev.child(r, 0).data(
+        Qt.ItemDataRole.UserRole + 3) == bad.key)
+    harness.wait(lambda: "⚠" in dev.child(row, 1).text())
+    assert dev.child(row, 1).text().startswith("v1+v2")
+    assert any(not f.ok for f in harness.controller.entry(w.current_key).engine.findings)
