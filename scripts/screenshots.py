@@ -24,7 +24,9 @@ from PySide6.QtCore import QSettings  # noqa: E402
 from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 
 from inspector.consumer.execution import ExecState  # noqa: E402
-from inspector.session.devices import DeviceManager, VirtualConfig  # noqa: E402
+from inspector.relay.api import RelayApi  # noqa: E402
+from inspector.session.devices import DeviceInfo, DeviceManager, VirtualConfig  # noqa: E402
+from inspector.session.journal import list_sessions, read_journal  # noqa: E402
 from inspector.tasks import spawner  # noqa: E402
 from inspector.ui import theme  # noqa: E402
 from inspector.ui.app import make_app  # noqa: E402
@@ -34,6 +36,20 @@ from inspector.virtual import VirtualDevice  # noqa: E402
 from inspector.virtual.inprocess import connect_virtual_device  # noqa: E402
 
 SIZE = (1440, 900)
+PLUGIN = ROOT / "tests" / "ui" / "plugins" / "evolving_tools.py"  # a tool list that changes
+
+
+class ScriptedAdb:
+    """An adb device list the script edits (the hot-plug screenshot); nothing connects."""
+
+    def __init__(self) -> None:
+        self.listed: list[DeviceInfo] = []
+
+    async def list_devices(self) -> list[DeviceInfo]:
+        return list(self.listed)
+
+    async def connect_relay(self, serial: str) -> RelayApi:
+        raise RuntimeError(f"{serial} is not usable")
 
 
 async def until(pred: Callable[[], object], timeout: float = 15.0) -> None:
@@ -62,8 +78,13 @@ async def drive(app: QApplication, out: Path, tmp: Path) -> None:
     async def connect():
         return await connect_virtual_device(device, events=True)
 
+    adb = ScriptedAdb()
+    journals = tmp / "journals"
     controller = Controller(
-        DeviceManager(VirtualConfig(), use_adb=False), connectors={"virtual": connect}
+        DeviceManager(VirtualConfig(), adb, use_adb=False),
+        connectors={"virtual": connect},
+        journal=True,
+        journal_dir=journals,
     )
     settings = QSettings(str(tmp / "settings.ini"), QSettings.Format.IniFormat)
     w = MainWindow(controller, settings)
@@ -169,15 +190,80 @@ async def drive(app: QApplication, out: Path, tmp: Path) -> None:
     w.toggle_theme()
     w.navigator.select("virtual", decl.key)
     w.tabs.setCurrentIndex(0)
+    w.overview.caps["cancellation"].setChecked(False)  # an unticked box must stay visible
     await settle(app, 0.6)
     shot(w, out, "13-dark-theme")
+    w.overview.caps["cancellation"].setChecked(True)
     w.toggle_theme()
+
+    # the tool list changes between negotiations: the diff (added / removed / changed)
+    device.load_plugin(PLUGIN)
+    await until(lambda: any(x.package == "com.example.evolving"
+                            for x in controller.discovery("virtual").cetp))
+    evolving = next(x for x in controller.discovery("virtual").cetp
+                    if x.package == "com.example.evolving")
+    w.navigator.select("virtual", evolving.key)
+    await until(lambda: (e := controller.entry(w.current_key or "")) is not None and e.loaded)
+    first = w.tools.revision.text()
+    w.overview.negotiate.click()
+    await until(lambda: w.tools.revision.text() != first)
+    w.tabs.setCurrentIndex(1)
+    w.tools.select("get_quote")
+    await settle(app)
+    shot(w, out, "14-tools-revision-diff")
+
+    # the conformance suite on the same session, with results
+    w.navigator.select("virtual", decl.key)
+    await until(lambda: w.current_key is not None and w.current_key.endswith(decl.key))
+    w.tabs.setCurrentWidget(w.conformance_holder)
+    panel = w.conformance_panel
+    assert panel is not None
+    await until(lambda: panel.plan is not None or panel.error is not None, 30)
+    panel.confirm_mutations = lambda _tools: True
+    panel.start()
+    await until(lambda: panel.report is not None, 120)
+    failing = [r for r in panel.report.results if not r.outcome.ok]
+    panel.results.select((failing or panel.report.results)[0].check_id)
+    await settle(app)
+    shot(w, out, "15-conformance-results")
+
+    # recorded sessions and a bug report made from this one
+    sessions = w.show_sessions()
+    assert sessions is not None
+    sessions.resize(1100, 620)
+    await until(lambda: sessions.model.rowCount() == 1)
+    sessions.table.selectRow(0)  # its actions light up
+    await settle(app)
+    shot(sessions, out, "16-sessions")
+    sessions.close()
+    from inspector.session.bundle_file import create_bundle
+
+    [session] = list_sessions(journals)
+    bundle = create_bundle(tmp / "price-alerts-bug.cetpbundle", read_journal(session.path))
+    viewer = w.open_bug_report(str(bundle))
+    assert viewer is not None
+    viewer.resize(1200, 760)
+    await settle(app, 0.6)
+    shot(viewer, out, "17-bug-report")
+    viewer.close()
+
+    # a phone plugged in that still waits for the USB-debugging prompt
+    adb.listed = [DeviceInfo(
+        serial="R58M12ABCDE", kind="adb", state="unauthorized", usable=False,
+        message="accept the 'Allow USB debugging?' prompt on the phone, then press F5",
+    )]
+    await controller.refresh_devices()
+    w.tabs.setCurrentIndex(0)
+    w.navigator.select_device("R58M12ABCDE")  # says what to do instead of connecting
+    await settle(app)
+    shot(w, out, "18-device-unauthorized")
 
     w.close()
     await controller.close()
     await device.aclose()
     for t in spawner().tasks:
         t.cancel()
+    await until(spawner().is_idle, 5)  # let cancelled tasks finish before the loop stops
 
 
 def main(argv: list[str]) -> int:

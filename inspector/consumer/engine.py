@@ -62,7 +62,7 @@ from inspector.protocol.cetp import (
 )
 from inspector.protocol.discovery import CetpDeclaration
 from inspector.protocol.exchange import Exchange, ExchangeKind, ExchangeStatus, Finding
-from inspector.relay.api import RelayApi
+from inspector.relay.api import DISCONNECTED, IPC_FAILED, RelayApi
 
 #: errors the engine never retries on its own, whatever `retryable` says (§5)
 NO_AUTO_RETRY = frozenset({
@@ -70,6 +70,9 @@ NO_AUTO_RETRY = frozenset({
     perr.INVALID_REQUEST, perr.PERMISSION_DENIED, perr.TOOL_NOT_FOUND,
     perr.UNSUPPORTED_CAPABILITY, perr.UNSUPPORTED_VERSION, perr.METHOD_NOT_FOUND,
 })
+
+#: relay failures after which negotiate is re-sent once (connection lost / binder died)
+RENEGOTIATE_AFTER = frozenset({DISCONNECTED, IPC_FAILED})
 
 ExecutionListener = Callable[[Execution], None]
 
@@ -139,6 +142,14 @@ class ProviderSession:
         extras = negotiate_extras(versions, caps)
         self.session = None
         r = await self.caller.call(NEGOTIATE, extras, v2=True)
+        if r.transport is not None and r.transport.code in RENEGOTIATE_AFTER:
+            # negotiate has no side effect, so one retry is safe; a RelayLink reconnects on
+            # this next call. Anything else (or a second loss) is reported as transport.
+            await self.clock.sleep_ms(self.options.transport_retry_delay_ms)
+            first = r.exchange.id
+            r = await self.caller.call(NEGOTIATE, extras, v2=True, attempt=2, parent_id=first)
+            r.exchange.notes.append(f"negotiate retried once after {first} lost the "
+                                    "connection (negotiate has no side effect)")
         no_fallback = "a failed v2 negotiation never falls back to v1 (CETP v2 §8)"
         if r.transport is not None:
             raise cerr.TransportFailure(r.transport.code, r.transport.message, r.transport.hint,
@@ -343,6 +354,14 @@ class ProviderSession:
                 if self._listed_for != session.exchange_id:
                     await self._check_tools_quietly(ex)
                     session = await self.ensure_session()  # list_tools may re-negotiate
+            except cerr.TransportFailure as exc:  # the device, not the provider, failed
+                ex.state = ExecState.TRANSPORT_FAILED
+                ex.message = (f"not sent: the relay failed while negotiating ({exc.code}: "
+                              f"{exc.message}); execute_tool never reached the provider. "
+                              "Check the device connection and run it again (the same "
+                              f"request id {ex.request_id} is safe).")
+                self._changed(ex)
+                return ex
             except cerr.ConsumerError as exc:
                 ex.state = ExecState.FAILED
                 ex.message = f"not sent: negotiation failed ({exc})"

@@ -25,6 +25,8 @@ class ExecState(StrEnum):
     RUNNING = "running"
     SUCCEEDED = "succeeded"
     FAILED = "failed"  # provider error (see `error`)
+    TRANSPORT_FAILED = "transport_failed"  # relay/device failed before the provider was
+    # reached (e.g. negotiation lost twice): nothing was sent; run again, same id is safe
     NEEDS_RESOLUTION = "needs_resolution"  # AUTH_REQUIRED / USER_ACTION_REQUIRED
     RESOLUTION_DECLINED = "resolution_declined"  # the user denied/backed out in provider UI
     USER_CANCELLED = "user_cancelled"  # provider answered USER_CANCELLED

@@ -1,7 +1,8 @@
 """Streaming verification of file results (CETP v2 §4.5).
 
 A file result may be hundreds of MiB: the bytes are streamed from the relay through an
-incremental SHA-256 into a temporary file on disk (never held whole in memory), under a
+incremental SHA-256 into a temporary file on disk (never held whole in memory; hashing and
+writing run in a worker thread, see `digest_sink`), under a
 local read limit = min(negotiated allowance, user cap). The verdict lists each check with
 the computed and the declared value so a person can see exactly what disagreed.
 """
@@ -14,12 +15,13 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from inspector.consumer.digest_sink import DigestSink
 from inspector.relay.api import TOO_LARGE, RelayApi, RelayError, StreamEnd
 
 DEFAULT_USER_CAP = 64 * 1024 * 1024
@@ -114,9 +116,13 @@ async def read_and_verify(
     a bad file (that is a failed check), only for programming errors."""
     verdict = FileVerdict(handle=handle, read_limit=read_limit)
     checks = verdict.checks
-    hasher = hashlib.sha256()
     end: StreamEnd | None = None
-    fd, path = tempfile.mkstemp(prefix="cetp-result-", suffix=".bin", dir=spool_dir)
+    # A big result the caller will not keep is only hashed, never written: it is above the
+    # parse limit, so nothing would read the file back anyway.
+    spool = keep_content or declared_size is None or declared_size <= parse_limit
+    fd, path = (tempfile.mkstemp(prefix="cetp-result-", suffix=".bin", dir=spool_dir)
+                if spool else (-1, ""))
+    head = bytearray()  # the first PREVIEW_BYTES, for the preview without re-reading
     over_limit_msg = ""
     stream_error = ""
     try:
@@ -125,39 +131,23 @@ async def read_and_verify(
                 f"declared size {declared_size} bytes exceeds the local read limit of "
                 f"{read_limit} bytes; not read (raise the cap if you trust this provider)"
             )
+            verdict.sha256 = hashlib.sha256().hexdigest()
         else:
-            with os.fdopen(fd, "wb") as out:
+            with contextlib.ExitStack() as files:
+                out = files.enter_context(os.fdopen(fd, "wb")) if spool else None
                 fd = -1
+                sink = DigestSink(out)
                 try:
-                    stream = relay.read_file(handle, read_limit, chunk_size)
-                    async for item in stream:
-                        if isinstance(item, StreamEnd):
-                            end = item
-                            break
-                        if verdict.bytes_read + len(item) > read_limit:
-                            over_limit_msg = (
-                                f"the stream went past the local read limit of {read_limit} "
-                                "bytes; reading stopped"
-                            )
-                            break
-                        hasher.update(item)
-                        out.write(item)
-                        verdict.bytes_read += len(item)
-                        if on_progress is not None:
-                            on_progress(verdict.bytes_read, declared_size)
-                    closer = getattr(stream, "aclose", None)
-                    if closer is not None:
-                        await closer()
-                except RelayError as exc:
-                    if exc.code == TOO_LARGE:
-                        over_limit_msg = (
-                            f"the relay stopped at the read limit of {read_limit} bytes: "
-                            f"{exc.message}"
-                        )
-                    else:
-                        stream_error = f"{exc.code}: {exc.message}"
+                    end, over_limit_msg, stream_error = await _pump(
+                        relay.read_file(handle, read_limit, chunk_size), sink, verdict,
+                        head, read_limit, declared_size, on_progress)
+                    verdict.sha256 = await sink.finish()
+                except OSError as exc:  # the spool file could not be written
+                    stream_error = f"cannot write the spool file: {exc}"
+                    verdict.sha256 = None
+                finally:
+                    sink.abort()  # no-op after finish(); stops the worker on errors
         verdict.complete = end is not None and not over_limit_msg and not stream_error
-        verdict.sha256 = hasher.hexdigest()
     finally:
         if fd >= 0:
             os.close(fd)
@@ -187,13 +177,46 @@ async def read_and_verify(
         computed=closed_ok, declared=True,
         message=close_msg or "file descriptor closed",
     ))
-    verdict.preview = _preview(path)
-    if keep_content and verdict.bytes_read:
+    verdict.preview = bytes(head).decode("utf-8", "replace")
+    if keep_content and verdict.bytes_read and path:
         verdict.content_path = path
-    else:
+    elif path:
         with contextlib.suppress(OSError):
             os.unlink(path)
     return verdict
+
+
+async def _pump(
+    stream: AsyncIterator[bytes | StreamEnd], sink: DigestSink, verdict: FileVerdict,
+    head: bytearray, read_limit: int, declared_size: int | None,
+    on_progress: ProgressCallback | None,
+) -> tuple[StreamEnd | None, str, str]:
+    """Feed the stream into `sink`; (END, over-limit message, stream error)."""
+    end: StreamEnd | None = None
+    try:
+        async for item in stream:
+            if isinstance(item, StreamEnd):
+                end = item
+                break
+            if verdict.bytes_read + len(item) > read_limit:
+                return None, (f"the stream went past the local read limit of {read_limit} "
+                              "bytes; reading stopped"), ""
+            if len(head) < PREVIEW_BYTES:
+                head += item[: PREVIEW_BYTES - len(head)]
+            await sink.feed(item)
+            verdict.bytes_read += len(item)
+            if on_progress is not None:
+                on_progress(verdict.bytes_read, declared_size)
+    except RelayError as exc:
+        if exc.code == TOO_LARGE:
+            return None, (f"the relay stopped at the read limit of {read_limit} bytes: "
+                          f"{exc.message}"), ""
+        return None, "", f"{exc.code}: {exc.message}"
+    finally:
+        closer = getattr(stream, "aclose", None)
+        if closer is not None:  # stopping early must CANCEL the stream on the relay
+            await closer()
+    return end, "", ""
 
 
 def _size_and_digest_checks(
@@ -263,6 +286,11 @@ def _media_type_check(
             name="media_type", status=CheckStatus.SKIPPED, declared=media_type,
             message=f"JSON larger than the parse limit ({parse_limit} bytes); not parsed"))
         return None
+    if not path:  # not spooled: the declared size promised more than the parse limit
+        v.checks.append(FileCheck(
+            name="media_type", status=CheckStatus.SKIPPED, declared=media_type,
+            message="content not kept (declared larger than the parse limit); not parsed"))
+        return None
     try:
         with open(path, "rb") as f:
             value = json.load(f)
@@ -298,12 +326,3 @@ def _schema_check(
         computed=[f"{p or '/'}: {m}" for p, m in errors[:20]],
         message="matches output_schema" if not errors else
         f"{len(errors)} schema error(s), first: {errors[0][0] or '/'}: {errors[0][1]}"))
-
-
-def _preview(path: str) -> str:
-    try:
-        with open(path, "rb") as f:
-            head = f.read(PREVIEW_BYTES)
-    except OSError:
-        return ""
-    return head.decode("utf-8", "replace")

@@ -283,8 +283,8 @@ class RelayClient:
             self._hook("in", ftype, rid, None, len(frame.payload))
             entry = self._pending.get(rid)
             if isinstance(entry, _Stream) and not entry.closed:
-                data = frame.payload
-                await entry.queue.put(data if isinstance(data, bytes) else bytes(data))
+                # not copied: a FrameProtocol payload is a fresh bytearray owned by the reader
+                await entry.queue.put(frame.payload)
             elif entry is not None:
                 self._fail_one(
                     rid, RelayError(BAD_FRAME, "CHUNK for a request that is not a stream")
@@ -511,7 +511,11 @@ def _grow_receive_buffer(transport: asyncio.BaseTransport) -> None:
 
 
 class FileRead:
-    """Async iterator over a streamed `read_file`: bytes chunks, then one `StreamEnd`.
+    """Async iterator over a streamed `read_file`: byte chunks, then one `StreamEnd`.
+
+    A chunk is bytes-like (a `bytearray` on the fast receive path, handed over without a
+    copy); it belongs to the caller, and its buffer is only reused for a later frame once
+    nothing references it any more.
 
     The request goes out on the first `__anext__`. Closing it early (`aclose()`, leaving an
     `async with`, garbage collection) or cancelling the awaiting task sends CANCEL.

@@ -17,9 +17,12 @@ import hashlib
 import hmac
 import logging
 import os
+import queue
 import socket
+import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -45,6 +48,7 @@ from inspector.relay.frames import (
     MAX_CHUNK,
     FrameType,
     TruncatedFrame,
+    pack_header,
     read_frame,
     write_frame,
 )
@@ -77,8 +81,82 @@ A backend that honours `timeout_ms` itself reports the expiry in its own result 
 below the client's own grace (`inspector.relay.client.TIMEOUT_GRACE_S`), so the relay's
 TIMEOUT still reaches the client before the client gives up.
 """
-HASH_IN_THREAD_MIN = 64 * 1024
-"""Chunks at least this big are hashed in a worker thread (hashlib releases the GIL)."""
+HASH_BACKLOG = 8 * 1024 * 1024
+"""Bytes a stream may run ahead of its END-digest thread (bounds the memory held)."""
+
+
+class StreamHasher:
+    """SHA-256 of a byte stream in one worker thread, in order, with a bounded backlog.
+
+    hashlib releases the GIL on large buffers, so hashing here overlaps with the event
+    loop's socket writes (and, on one machine, with the peer's own hashing). One thread
+    per stream and a plain queue cost far less than an executor hop per chunk.
+    """
+
+    def __init__(self, backlog: int = HASH_BACKLOG) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._digest = hashlib.sha256()
+        self._queue: queue.SimpleQueue[memoryview | bytes | None] = queue.SimpleQueue()
+        self._limit = backlog
+        self._held = 0  # bytes queued and not hashed yet
+        self._lock = threading.Lock()
+        self._room: asyncio.Future[None] | None = None
+        self._done: asyncio.Future[None] = self._loop.create_future()
+        self._closed = False
+        self._thread = threading.Thread(target=self._work, name="relay-sha256", daemon=True)
+        self._thread.start()
+
+    def _work(self) -> None:
+        while (item := self._queue.get()) is not None:
+            self._digest.update(item)
+            with self._lock:
+                self._held -= len(item)
+                wake = self._room is not None and self._held <= self._limit // 2
+            if wake:
+                self._call(self._wake)
+        self._call(self._finish)
+
+    def _call(self, fn: Any) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
+            self._loop.call_soon_threadsafe(fn)
+
+    def _wake(self, force: bool = False) -> None:
+        with self._lock:  # a stale wake-up must not release a newer, still-full wait
+            if not force and self._held > self._limit // 2:
+                return
+            room, self._room = self._room, None
+        if room is not None and not room.done():
+            room.set_result(None)
+
+    def _finish(self) -> None:
+        self._wake(force=True)
+        if not self._done.done():
+            self._done.set_result(None)
+
+    async def update(self, data: memoryview | bytes) -> None:
+        """Queue `data` (not copied: keep it unchanged); waits while the backlog is full."""
+        with self._lock:
+            self._held += len(data)
+            full = self._held > self._limit
+            if full:
+                self._room = self._loop.create_future()
+                room = self._room
+        self._queue.put(data)
+        if full:
+            await room
+
+    async def hexdigest(self) -> str:
+        """The digest of everything queued (waits for the worker to finish)."""
+        self.close()
+        await asyncio.shield(self._done)
+        return self._digest.hexdigest()
+
+    def close(self) -> None:
+        """Let the worker end after the queued data (idempotent; never blocks)."""
+        if not self._closed:
+            self._closed = True
+            self._queue.put(None)
+
 
 
 def error_payload(code: str, message: str, details: Bundle | None = None) -> bytes:
@@ -344,11 +422,16 @@ class _Connection:
             self._cancel_requested.discard(rid)
 
     async def _stream(self, rid: int, args: Bundle, stream: Any) -> None:
-        """CHUNK… END for a backend's byte stream: coalesced to `chunk_size`, hashed here."""
+        """CHUNK… END for a backend's byte stream, re-cut to `chunk_size`, hashed here.
+
+        Copy-free: a frame whose payload spans several backend pieces is written as its
+        header and the slices back to back (no join). The END digest is computed by a
+        worker thread (`StreamHasher`) while this task keeps sending.
+        """
         max_bytes, chunk = _stream_limits(args)
-        digest = hashlib.sha256()
+        hasher = StreamHasher()
         size = 0
-        pending: list[bytes | memoryview] = []
+        pending: deque[memoryview] = deque()
         pending_len = 0
         it: AsyncIterator[bytes] = stream.__aiter__()
         try:
@@ -361,47 +444,45 @@ class _Connection:
                         TOO_LARGE, f"the file is larger than max_bytes ({max_bytes} bytes)"
                     )
                 size += n
-                pending.append(data)
+                view = memoryview(data).cast("B")
+                await hasher.update(view)
+                pending.append(view)
                 pending_len += n
-                if pending_len < chunk:
-                    continue
-                # Small pieces are joined (one copy) so every frame carries a full chunk;
-                # a backend yielding whole chunks is sent without any copy.
-                view = memoryview(pending[0] if len(pending) == 1 else b"".join(pending))
-                whole = pending_len - pending_len % chunk
-                if not await self._send_chunks(rid, view[:whole], chunk, digest):
-                    return
-                rest = view[whole:]
-                pending, pending_len = ([rest], len(rest)) if len(rest) else ([], 0)
-            if pending_len:
-                view = memoryview(pending[0] if len(pending) == 1 else b"".join(pending))
-                if not await self._send_chunks(rid, view, chunk, digest):
-                    return
-            end = Bundle(size=Long(size), sha256=digest.hexdigest())
+                while pending_len >= chunk:
+                    if not await self._send_frame_from(rid, pending, chunk):
+                        return
+                    pending_len -= chunk
+            if pending_len and not await self._send_frame_from(rid, pending, pending_len):
+                return
+            end = Bundle(size=Long(size), sha256=await hasher.hexdigest())
             await self._send(FrameType.END, rid, encode_value(end))
         finally:
+            hasher.close()
             aclose = getattr(it, "aclose", None)
             if aclose is not None:
                 with contextlib.suppress(Exception):
                     await aclose()
 
-    async def _send_chunks(self, rid: int, view: memoryview, chunk: int, digest: Any) -> bool:
-        """Send `view` as CHUNK frames while hashing it; False when the connection closed."""
-        hashing = None
-        if len(view) >= HASH_IN_THREAD_MIN:  # hashlib releases the GIL: hash while sending
-            hashing = asyncio.get_running_loop().run_in_executor(None, digest.update, view)
-        else:
-            digest.update(view)
-        try:
-            for off in range(0, len(view), chunk):
-                self._write(FrameType.CHUNK, rid, view[off : off + chunk])
-                if self._closed:
-                    return False
-                await self._writer.drain()
-        finally:
-            if hashing is not None:
-                await asyncio.shield(hashing)  # never leave a thread updating the digest
-        return True
+    async def _send_frame_from(self, rid: int, pending: deque[memoryview], n: int) -> bool:
+        """One CHUNK of `n` bytes taken off the front of `pending`; False once closed."""
+        if self._closed or self._writer.transport.is_closing():
+            self._closed = True
+            return False
+        # synchronous from header to last slice, so frames of other requests never interleave
+        self._writer.write(pack_header(FrameType.CHUNK, rid, n))
+        need = n
+        while need:
+            head = pending[0]
+            if len(head) <= need:
+                self._writer.write(head)
+                need -= len(head)
+                pending.popleft()
+            else:
+                self._writer.write(head[:need])
+                pending[0] = head[need:]
+                need = 0
+        await self._writer.drain()
+        return not self._closed
 
     async def _teardown(self) -> None:
         self._closed = True

@@ -5,11 +5,14 @@ a cable pull would strand every provider session and operation. `RelayLink` forw
 call to the current client and, after a disconnect, connects a fresh one on the next call
 (never retrying the failed call itself: only the engine knows whether a retry is safe and
 it retries with the same request_id). Event handlers are re-attached to every new client.
+`close()` is final: a late call afterwards (a task that outlived its session) raises
+`LinkClosed` instead of silently connecting a client nobody will ever close.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from enum import StrEnum
@@ -40,9 +43,21 @@ class LinkState(StrEnum):
     DISCONNECTED = "disconnected"
     CONNECTING = "connecting"
     CONNECTED = "connected"
+    CLOSED = "closed"  # close() was called; the link never connects again
 
 
 StateListener = Callable[[LinkState, str], None]
+
+
+class LinkClosed(RelayError):
+    """A call on a link after `close()`; a transport failure (code DISCONNECTED), never
+    a reason to reconnect."""
+
+    def __init__(self, detail: str = "") -> None:
+        super().__init__(DISCONNECTED, "the relay link was closed" + (f" ({detail})" if detail
+                                                                       else "")
+                         + "; this session no longer talks to the device — open a new "
+                         "session (reconnect) to continue")
 
 
 class RelayLink:
@@ -58,6 +73,7 @@ class RelayLink:
         self.state = LinkState.DISCONNECTED
         self.connects = 0  # how many times a client was connected (1 + reconnects)
         self.last_error: str = ""
+        self._closed = False
 
     # -- connection management -------------------------------------------------------
     def add_state_listener(self, listener: StateListener) -> None:
@@ -72,10 +88,16 @@ class RelayLink:
                 log.exception("relay state listener failed")
 
     async def ensure(self) -> RelayApi:
-        """The connected client, connecting (or reconnecting) first when needed."""
+        """The connected client, connecting (or reconnecting) first when needed.
+
+        Raises `LinkClosed` after `close()` (also when close() came while connecting)."""
+        if self._closed:
+            raise LinkClosed()
         if self._client is not None:
             return self._client
         async with self._lock:
+            if self._closed:
+                raise LinkClosed()
             if self._client is not None:
                 return self._client
             self._set_state(LinkState.CONNECTING)
@@ -83,8 +105,13 @@ class RelayLink:
                 client = await self._connector()
             except Exception as exc:
                 self.last_error = getattr(exc, "message", None) or str(exc)
-                self._set_state(LinkState.DISCONNECTED, self.last_error)
+                self._set_state(LinkState.CLOSED if self._closed else LinkState.DISCONNECTED,
+                                self.last_error)
                 raise
+            if self._closed:  # close() ran while we were connecting: do not keep it
+                with contextlib.suppress(Exception):
+                    await client.close()
+                raise LinkClosed("while connecting")
             for handler in self._event_handlers:
                 client.add_event_handler(handler)
             on_close = getattr(client, "add_close_handler", None)
@@ -106,7 +133,8 @@ class RelayLink:
         if self._client is client:
             self._client = None
             self.last_error = getattr(err, "message", None) or str(err or "connection closed")
-            self._set_state(LinkState.DISCONNECTED, self.last_error)
+            self._set_state(LinkState.CLOSED if self._closed else LinkState.DISCONNECTED,
+                            self.last_error)
 
     async def _drop(self, reason: str = "") -> None:
         client, self._client = self._client, None
@@ -115,7 +143,8 @@ class RelayLink:
                 await client.close()
             except Exception:  # closing a dead connection may fail; nothing to do
                 log.debug("closing relay client failed", exc_info=True)
-            self._set_state(LinkState.DISCONNECTED, reason)
+            if not self._closed:
+                self._set_state(LinkState.DISCONNECTED, reason)
 
     async def _call(self, name: str, *args: Any, **kwargs: Any) -> Any:
         client = await self.ensure()
@@ -130,6 +159,10 @@ class RelayLink:
     @property
     def connected(self) -> bool:
         return self._client is not None
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     # -- RelayApi ----------------------------------------------------------------------
     @property
@@ -220,4 +253,10 @@ class RelayLink:
             self._client.add_event_handler(handler)
 
     async def close(self) -> None:
+        """Close the client and the link for good (idempotent); later calls raise
+        `LinkClosed`."""
+        if self._closed:
+            return
+        self._closed = True
         await self._drop("closed")
+        self._set_state(LinkState.CLOSED, "closed")

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
+from PySide6.QtWidgets import QLabel, QWidget
 
 from inspector.protocol.cetp import Annotations, Confirmation, Effect, Execution, Risk
+from inspector.ui.flow_layout import FlowLayout
 from inspector.ui.text import bound
 
 Badge = tuple[str, str, str]  # text, role (badge / badge-warn / badge-danger / badge-ok), tooltip
@@ -77,22 +78,23 @@ class BadgeRow(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._lay = QHBoxLayout(self)
-        self._lay.setContentsMargins(0, 0, 0, 0)
-        self._lay.setSpacing(4)
-        self._lay.addStretch(1)
+        self._lay = FlowLayout(self, spacing=4)  # wraps instead of widening the pane
+        policy = self.sizePolicy()
+        policy.setHeightForWidth(True)
+        self.setSizePolicy(policy)
 
     def set_badges(self, badges: list[Badge]) -> None:
-        while self._lay.count() > 1:
+        while self._lay.count():
             item = self._lay.takeAt(0)
-            if item.widget() is not None:
+            if item is not None and item.widget() is not None:
                 item.widget().deleteLater()
-        for i, (text, role, tip) in enumerate(badges):
+        for text, role, tip in badges:
             lbl = QLabel(bound(text, 60))
             lbl.setTextFormat(Qt.TextFormat.PlainText)
             lbl.setProperty("role", role)
             lbl.setToolTip(bound(tip, 300))
-            self._lay.insertWidget(i, lbl)
+            self._lay.addWidget(lbl)
+        self._lay.invalidate()
 
     def texts(self) -> list[str]:
         out = []

@@ -133,10 +133,11 @@ class CallComposer(QWidget):
         self.request_id = QLineEdit(new_request_id())
         self.request_id.setObjectName("requestId")
         self.request_id.setReadOnly(True)
-        self.request_id.setMinimumWidth(150)
-        self.request_id.setMaximumWidth(290)
+        uuid_px = self.request_id.fontMetrics().horizontalAdvance("0" * 36) + 20
+        self.request_id.setMinimumWidth(170)
+        self.request_id.setMaximumWidth(uuid_px)  # room to grow to the whole UUID first
         self.request_id.setToolTip(REQUEST_ID_RULE)
-        controls.addWidget(self.request_id)
+        controls.addWidget(self.request_id, 10)
         self.id_mode = QComboBox()
         self.id_mode.addItems(["new id for each call", "reuse for retry"])
         self.id_mode.setToolTip(REQUEST_ID_RULE)
@@ -300,7 +301,8 @@ class CallComposer(QWidget):
         self.size.setProperty("role", "error" if limit and v.size_bytes > limit else "muted")
         self.size.style().polish(self.size)
         self._mark_fields(v.issues)
-        self.issues.setFixedHeight(30 if not v.issues else 90)  # room for the form
+        rows = min(len(v.issues), 3)  # up to three rows; more scroll, the form keeps its room
+        self.issues.setFixedHeight(30 if not rows else 8 + 26 * rows)
         self.send.setEnabled(
             self.target is not None and v.parsed and not any(i.kind == "size" for i in v.issues)
         )

@@ -34,6 +34,9 @@ from inspector.session.session import Session
 
 log = logging.getLogger(__name__)
 
+#: the navigator state of a device adb stopped listing while its session is kept
+UNPLUGGED = "unplugged"
+
 
 def provider_key(serial: str, decl_key: str) -> str:
     return f"{serial}|{decl_key}"
@@ -128,9 +131,18 @@ class Controller(QObject):
                 self.devices[info.serial] = DeviceEntry(info.serial, info)
             else:
                 entry.info = info
+                if entry.state == UNPLUGGED:  # plugged back in: show the link's real state
+                    link = entry.session.link if entry.session else None
+                    entry.state = (link.state if link else LinkState.DISCONNECTED).value
+                    entry.detail = ""
+                    self.linkStateChanged.emit(info.serial, entry.state, entry.detail)
         for serial, entry in list(self.devices.items()):
-            if serial not in seen and serial != VIRTUAL_SERIAL:
-                entry.state, entry.detail = "unplugged", "adb no longer lists the device"
+            if serial in seen or serial == VIRTUAL_SERIAL:
+                continue
+            if entry.session is None:  # never opened: nothing to keep, drop the row
+                del self.devices[serial]
+            elif entry.state != UNPLUGGED:  # keep its session for when the cable is back
+                entry.state, entry.detail = UNPLUGGED, "adb no longer lists the device"
                 self.linkStateChanged.emit(serial, entry.state, entry.detail)
         self.devicesChanged.emit([e.info for e in self.devices.values()])
 

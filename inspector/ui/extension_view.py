@@ -78,7 +78,7 @@ class ExtensionView(QWidget):
         rl.addWidget(self.outcome)
         self.detail = _label("", "muted")
         rl.addWidget(self.detail)
-        self.result = JsonResultView()
+        self.result = JsonResultView(placeholder="The function's result appears here.")
         rl.addWidget(self.result, 1)
         right.addWidget(res)
         split.addWidget(right)
@@ -156,7 +156,14 @@ class ExtensionView(QWidget):
                 "user before every call. Run it?",
             )
             if not approved:
+                self.outcome.setText(
+                    f"Not sent: you did not approve {bound(req.tool_name, 64)} "
+                    "(requiresApproval). Send again to be asked again."
+                )
+                self._role(self.outcome, "warn")
+                self.detail.setText("")
                 return
+        self._role(self.outcome, "heading")
         self.outcome.setText(f"Calling {bound(req.tool_name, 64)} via {req.bridge}…")
         self.callRequested.emit(req.tool_name, req.args_text, req.bridge or "", approved)
 

@@ -41,9 +41,12 @@ class JsonResultView(QTabWidget):
 
     TREE_FIRST_BYTES = 64 * 1024  # open big results on the tree tab
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, parent: QWidget | None = None, placeholder: str = "No value yet."
+    ) -> None:
         super().__init__(parent)
         self.text = JsonEditor(read_only=True)
+        self.text.setPlaceholderText(placeholder)  # an empty pane says what will appear
         self.tree_model = JsonTreeModel()
         self.tree = QTreeView()
         self.tree.setModel(self.tree_model)

@@ -32,7 +32,7 @@ from inspector.session.confirmations import ConfirmationRequest
 from inspector.tasks import spawn
 from inspector.ui import theme
 from inspector.ui.composer import CallComposer, CallRequest, ToolTarget
-from inspector.ui.controller import Controller, describe_error
+from inspector.ui.controller import UNPLUGGED, Controller, describe_error
 from inspector.ui.dialogs import AboutDialog, ConfirmationDialog
 from inspector.ui.extension_view import ExtensionView
 from inspector.ui.navigator import NavigatorPanel, add_finding_warnings
@@ -146,8 +146,9 @@ class MainWindow(QMainWindow):
         comp.setObjectName("composerSplit")
         comp.addWidget(self.composer)
         comp.addWidget(self.result)
-        comp.setStretchFactor(0, 1)
-        comp.setStretchFactor(1, 1)
+        comp.setStretchFactor(0, 3)  # the form needs the room; the result scrolls
+        comp.setStretchFactor(1, 2)
+        comp.setSizes([680, 320])
         self.composer_split = comp
         self.operations = OperationsPanel()
         self.provider_traffic = TrafficPanel()
@@ -381,7 +382,7 @@ class MainWindow(QMainWindow):
         async def go() -> None:
             await self.controller.refresh_devices()
             for serial, e in list(self.controller.devices.items()):
-                if e.link is not None:
+                if e.session is not None and e.state != UNPLUGGED:
                     await self.controller.rescan(serial)
 
         self.run(go(), "rescan", "Rescan")
@@ -438,6 +439,7 @@ class MainWindow(QMainWindow):
         if d is not None:
             self.navigator.model.set_discovery(serial, d)
             self.navigator.tree.expandAll()
+            self.navigator.fit_columns()
         if self.current_key and self.current_serial == serial and d is not None:
             entry = self.controller.entry(self.current_key)
             if entry is not None:

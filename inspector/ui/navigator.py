@@ -71,10 +71,10 @@ class NavigatorModel(QStandardItemModel):
                 self.removeRow(item.row())
         for d in devices:
             state = states.get(d.serial, "")
-            label = f"{d.model or d.serial}" + (f"  ({d.serial})" if d.kind == "adb" else "")
-            badge = state or d.state
-            if not d.usable:
-                badge = f"{d.state}: {d.message}"
+            label = d.model or d.serial
+            if d.kind == "adb" and d.model:
+                label += f"  ({d.serial})"
+            badge = d.state if not d.usable else (state or d.state)
             item = self._devices.get(d.serial)
             if item is None:
                 row = self._row(
@@ -90,6 +90,29 @@ class NavigatorModel(QStandardItemModel):
             else:
                 item.setText(bound(label, 80))
                 self.item(item.row(), 1).setText(bound(badge, 60))
+            self._set_hint(self._devices[d.serial], d)
+
+    def _set_hint(self, item: QStandardItem, d: DeviceInfo) -> None:
+        """An unusable device (unauthorized, offline …) gets a child row saying what to do,
+        so the fix is visible without hovering; it goes away once the device is usable."""
+        hints = [r for r in range(item.rowCount()) if item.child(r, 0).data(Role.KIND) == "hint"]
+        for r in reversed(hints):
+            item.removeRow(r)
+        badge = self.item(item.row(), 1)
+        if d.usable:
+            item.setToolTip("")
+            badge.setToolTip("")
+            badge.setData(None, Qt.ItemDataRole.ForegroundRole)
+            return
+        what = d.message or f"the device is {d.state}: reconnect it or restart adb"
+        tip = bound(f"{d.state}: {what}", 1500, single_line=False)
+        for it in (item, badge):
+            it.setToolTip(tip)
+        badge.setForeground(theme.color("warn"))
+        row = self._row(f"⚠ {what}", "", "hint", d.serial, "", "warning")
+        row[0].setToolTip(tip)
+        row[0].setForeground(theme.color("warn"))
+        item.insertRow(0, row)
 
     def set_link_state(self, serial: str, state: str) -> None:
         item = self._devices.get(serial)
@@ -102,11 +125,15 @@ class NavigatorModel(QStandardItemModel):
             return
         if parent.rowCount():
             parent.removeRows(0, parent.rowCount())
-        for decl in d.cetp:
+        names = [decl.label or decl.package for decl in d.cetp]
+        for decl, name in zip(d.cetp, names, strict=True):
             warns = declaration_warnings(decl)
             badge = stack_badge(decl) + (f"  ⚠ {len(warns)}" if warns else "")
+            if names.count(name) > 1:  # one package, several services: tell them apart
+                cls = decl.service.rsplit(".", 1)[-1]
+                name = f"{name} · {cls.removesuffix('Service') or cls}"
             row = self._row(
-                decl.label or decl.package,
+                name,
                 badge,
                 "provider",
                 serial,
@@ -211,6 +238,16 @@ class NavigatorPanel(QWidget):
         self.tree.selectionModel().currentChanged.connect(self._current)
         self.tree.activated.connect(self._current)
         self.model.rowsInserted.connect(lambda *_: self.tree.expandAll())
+        self.model.rowsInserted.connect(self._span_hints)
+
+    def _span_hints(self, parent: QModelIndex, first: int, last: int) -> None:
+        """A device's "what to do" row uses the whole width (it has no badge)."""
+        for r in range(first, last + 1):
+            src = self.model.index(r, 0, parent)
+            if src.data(Role.KIND) == "hint":
+                idx = self.proxy.mapFromSource(src)
+                if idx.isValid():
+                    self.tree.setFirstColumnSpanned(idx.row(), idx.parent(), True)
 
     def _filter(self, text: str) -> None:
         self.proxy.setFilterFixedString(text)
@@ -242,6 +279,23 @@ class NavigatorPanel(QWidget):
                     self.tree.setCurrentIndex(idx)
                     return True
         return False
+
+    def fit_columns(self) -> None:
+        """Names get the room they need (within reason); the badges keep the rest."""
+        self.tree.resizeColumnToContents(0)
+        want = min(self.tree.columnWidth(0) + 8, 250)
+        room = self.tree.viewport().width() - 110  # "v1+v2  ⚠ 2", "ext · broadcast"
+        if room > 180:
+            want = min(want, room)
+        self.tree.setColumnWidth(0, max(180, want))
+
+    def select_device(self, serial: str) -> bool:
+        """Select a device row (what a click does: connect it, or say why it cannot)."""
+        item = self.model._devices.get(serial)
+        if item is None:
+            return False
+        self.tree.setCurrentIndex(self.proxy.mapFromSource(item.index()))
+        return True
 
     def extension(self, d: Discovery | None, ext_id: str) -> ExtensionDeclaration | None:
         if d is None:

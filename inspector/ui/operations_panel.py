@@ -21,6 +21,7 @@ from PySide6.QtCore import (
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QListWidget,
     QProgressBar,
@@ -184,7 +185,12 @@ class OperationsPanel(QWidget):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.verticalHeader().setVisible(False)
-        self.table.horizontalHeader().setStretchLastSection(True)
+        hh = self.table.horizontalHeader()
+        hh.setStretchLastSection(False)
+        hh.setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)  # the message gets the room
+        for col, width in enumerate((190, 130, 90, 80, 0, 90, 80)):
+            if width:
+                self.table.setColumnWidth(col, width)
         self.table.setAlternatingRowColors(True)
         split.addWidget(self.table)
         detail = QWidget()
@@ -208,7 +214,9 @@ class OperationsPanel(QWidget):
         self.timeline = QListWidget()
         self.timeline.setObjectName("operationTimeline")
         low.addWidget(self.timeline)
-        self.result = JsonResultView()
+        self.result = JsonResultView(
+            placeholder="The final result appears here when the operation ends."
+        )
         low.addWidget(self.result)
         low.setStretchFactor(1, 2)
         dl.addWidget(low, 1)

@@ -110,7 +110,7 @@ class OverviewPanel(QScrollArea):
             self.caps[cap] = cb
             req.addWidget(cb)
         req.addStretch(1)
-        self.negotiate = QPushButton(theme.icon("negotiate"), "Negotiate")
+        self.negotiate = QPushButton(theme.icon("negotiate", "#ffffff"), "Negotiate")
         self.negotiate.setObjectName("negotiateButton")
         self.negotiate.setProperty("primary", True)
         req.addWidget(self.negotiate)

@@ -85,7 +85,7 @@ class ResultPanel(QWidget):
         self.execution: Execution | None = None
         self._retry_deadline: float | None = None
         lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 4, 0, 0)
+        lay.setContentsMargins(9, 6, 9, 4)  # aligned with the composer above
         head = QHBoxLayout()
         self.state = _label("No call yet — build one above and press Send.", "heading")
         self.state.setObjectName("resultState")
@@ -138,7 +138,7 @@ class ResultPanel(QWidget):
         self.conf_token.setObjectName("resumeToken")
         self.conf_state = _label()
         self.conf_state.setObjectName("confirmationState")
-        self.launch = QPushButton(theme.icon("launch"), "Launch on device")
+        self.launch = QPushButton(theme.icon("launch", "#ffffff"), "Launch on device")
         self.launch.setObjectName("launchResolution")
         self.launch.setProperty("primary", True)
         cf.addRow("resolution", self.conf_target)
@@ -180,7 +180,7 @@ class ResultPanel(QWidget):
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setWidget(cards_body)
         split.addWidget(scroll)
-        self.value_view = JsonResultView()
+        self.value_view = JsonResultView(placeholder="The returned value appears here.")
         split.addWidget(self.value_view)
         split.setStretchFactor(0, 1)
         split.setStretchFactor(1, 1)

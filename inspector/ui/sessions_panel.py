@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
+    QHeaderView,
     QInputDialog,
     QLabel,
     QLineEdit,
@@ -336,9 +337,16 @@ class SessionsPanel(QWidget):
             self.model.set_sessions(sessions)
             self.table.resizeColumnsToContents()
             self.table.setColumnWidth(0, min(max(self.table.columnWidth(0), 160), 360))
+            self.table.horizontalHeader().setSectionResizeMode(  # no blank strip on the right
+                0, QHeaderView.ResizeMode.Stretch
+            )
             if keep is not None:
                 self.select(keep.session_id)
-            self._set_status(f"{len(sessions)} session(s)")
+            n = len(sessions)
+            self._set_status(
+                "No recorded sessions yet: every device session of the window is journaled "
+                "here." if n == 0 else f"{n} session" + ("" if n == 1 else "s")
+            )
             self._update_buttons()
 
         return self._work(go(), "sessions-refresh")

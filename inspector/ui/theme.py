@@ -36,7 +36,10 @@ def color(token: str) -> QColor:
 
 
 def stylesheet(name: str) -> str:
-    tokens = colors(name)
+    """base.qss with `@token`s replaced; `@resources` is the resources folder (for images)."""
+    from inspector.ui.assets import resources_dir
+
+    tokens = {**colors(name), "resources": resources_dir().as_posix()}
     return re.sub(
         r"@([a-z]+)",
         lambda m: tokens.get(m.group(1), m.group(0)),

@@ -35,6 +35,27 @@ def _badge_text(t: ToolDescriptor) -> str:
     return " · ".join(bits)
 
 
+def diff_lines(diff: ToolListDiff) -> list[str]:
+    """The revision change as one line per kind of change (names are provider text)."""
+
+    def names(xs: list[str]) -> str:
+        return bound(", ".join(xs), 600)
+
+    out = [
+        f"Tool list changed since the last negotiation: revision "
+        f"{bound(diff.old_revision or '—', 60)} → {bound(diff.new_revision, 60)}"
+    ]
+    if diff.added:
+        out.append(f"+ added: {names(diff.added)}")
+    if diff.removed:
+        out.append(f"− removed: {names(diff.removed)}")
+    for c in diff.changed[:20]:
+        out.append(f"~ changed: {bound(c.name, 64)} ({bound(', '.join(c.fields), 200)})")
+    if not diff.tools_changed:
+        out.append("no tool changed (only the revision)")
+    return out
+
+
 class ToolsPanel(QWidget):
     composeRequested = Signal(str, int)  # tool name, protocol version (1 or 2)
 
@@ -55,6 +76,7 @@ class ToolsPanel(QWidget):
         self.diff.setTextFormat(Qt.TextFormat.PlainText)
         self.diff.setWordWrap(True)
         self.diff.setProperty("role", "warn")
+        self.diff.setVisible(False)
         lay.addWidget(self.diff)
 
         split = QSplitter(Qt.Orientation.Horizontal)
@@ -97,7 +119,7 @@ class ToolsPanel(QWidget):
         self.schema = JsonEditor(read_only=True)
         self.schema.setObjectName("toolDetail")
         dl.addWidget(self.schema, 1)
-        self.compose = QPushButton(theme.icon("composer"), "Compose a call")
+        self.compose = QPushButton(theme.icon("composer", "#ffffff"), "Compose a call")
         self.compose.setObjectName("composeButton")
         self.compose.setProperty("primary", True)
         self.compose.setEnabled(False)
@@ -105,8 +127,7 @@ class ToolsPanel(QWidget):
         split.addWidget(detail)
         split.setStretchFactor(0, 2)
         split.setStretchFactor(2, 3)
-        split.setSizes([330, 240, 560])
-        self.list.setColumnWidth(0, 150)
+        split.setSizes([420, 250, 520])
         lay.addWidget(split, 1)
 
         self._selected: tuple[str, int] | None = None
@@ -131,20 +152,42 @@ class ToolsPanel(QWidget):
             if tools
             else "revision —"
         )
-        notes = []
-        if diff is not None and (diff.revision_changed or diff.tools_changed):
-            notes.append("Changed since the last list: " + bound(diff.summary(), 800))
+        shown = diff if diff is not None and (diff.revision_changed or diff.tools_changed) else None
+        notes = diff_lines(shown) if shown is not None else []
         for msg in invalid or []:
             notes.append("✗ invalid descriptor skipped: " + bound(msg, 300))
         self.diff.setText("\n".join(notes))
+        self.diff.setVisible(bool(notes))
+        added = set(shown.added) if shown else set()
+        changed = {c.name: c.fields for c in shown.changed} if shown else {}
         for t in tools.tools if tools else []:
-            it = QTreeWidgetItem([bound(t.name, 64), _badge_text(t)])
+            mark = ""
+            if t.name in added:
+                mark = "new · "
+            elif t.name in changed:
+                mark = "changed · "
+            it = QTreeWidgetItem([bound(t.name, 64), mark + _badge_text(t)])
             it.setData(0, Qt.ItemDataRole.UserRole, t.name)
-            it.setToolTip(0, bound(t.title or t.description, 300))
+            tip = t.title or t.description
+            if t.name in changed:
+                tip += "\nchanged: " + ", ".join(changed[t.name])
+            it.setToolTip(0, bound(tip, 300))
             it.setIcon(0, theme.icon("tool"))
+            if mark:
+                it.setForeground(0, theme.color("accent"))
             if t.annotations.mutating_or_risky:
                 it.setForeground(1, theme.color("warn"))
             self.list.addTopLevelItem(it)
+        for name in shown.removed if shown else []:
+            it = QTreeWidgetItem([bound(name, 64), "removed in this revision"])
+            font = it.font(0)
+            font.setStrikeOut(True)
+            it.setFont(0, font)
+            it.setFlags(Qt.ItemFlag.NoItemFlags)  # nothing to compose: the tool is gone
+            it.setForeground(0, theme.color("muted"))
+            it.setForeground(1, theme.color("muted"))
+            self.list.addTopLevelItem(it)
+        self.list.resizeColumnToContents(0)
         self.v1_list.clear()
         self.v1box.setVisible(v1 is not None)
         if v1 is not None:
@@ -168,6 +211,8 @@ class ToolsPanel(QWidget):
         if item is None:
             return
         name = item.data(0, Qt.ItemDataRole.UserRole)
+        if name is None:  # a removed tool's row
+            return
         self._selected = (name, version)
         self.compose.setEnabled(True)
         if version == 2 and self.tools is not None:

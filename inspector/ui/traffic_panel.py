@@ -102,7 +102,7 @@ class TrafficPanel(QWidget):
         self.table.verticalHeader().setDefaultSectionSize(22)
         hh = self.table.horizontalHeader()
         hh.setStretchLastSection(True)
-        for col, width in enumerate((48, 92, 70, 120, 190, 110, 150, 70, 64, 64)):
+        for col, width in enumerate((44, 92, 66, 112, 170, 110, 140, 72, 64, 72)):
             self.table.setColumnWidth(col, width)
         split.addWidget(self.table)
         self.detail = JsonEditor(read_only=True)
@@ -111,6 +111,7 @@ class TrafficPanel(QWidget):
         split.addWidget(self.detail)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
+        split.setSizes([950, 450])  # every column fits at the default window width
         lay.addWidget(split, 1)
 
         self._debounce = QTimer(self)
@@ -131,7 +132,10 @@ class TrafficPanel(QWidget):
 
     def _update_count(self, *_: object) -> None:
         shown, total = self.model.rowCount(), self.model.total
-        self.count.setText(f"{total:,} exchanges" if shown == total else f"{shown:,} of {total:,}")
+        noun = "exchange" if total == 1 else "exchanges"
+        self.count.setText(
+            f"{total:,} {noun}" if shown == total else f"{shown:,} of {total:,} {noun}"
+        )
 
     def _autoscroll(self, *_: object) -> None:
         bar = self.table.verticalScrollBar()

@@ -574,6 +574,9 @@ class FakeRelay:
         self.end_override: StreamEnd | None = None  # a relay lying in its END frame
         self.pending_flags: int | None = None  # PendingIntent flags override (e.g. mutable)
         self.ops: list[str] = []
+        # relay failures injected before the provider sees a call: (method, relay code),
+        # consumed in order when a call of that method comes (a cable pull, a dead binder)
+        self.fail_calls: list[tuple[str, str]] = []
         self.in_flight = 0
         self.max_in_flight = 0
         self._ids = itertools.count(1)
@@ -628,6 +631,9 @@ class FakeRelay:
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
             await asyncio.sleep(0)  # let concurrent callers interleave, as a real relay would
+            if self.fail_calls and self.fail_calls[0][0] == method:
+                code = self.fail_calls.pop(0)[1]
+                raise RelayError(code, f"injected {code} on {method}")
             return self._call(authority, method, extras, arg)
         finally:
             self.in_flight -= 1

@@ -68,3 +68,46 @@ def test_open_declaration_checks_the_same_package() -> None:
                       ProviderSession)
     with pytest.raises(cerr.RequestRefused):
         open_declaration(relay, declaration(authority=None))
+
+
+# --------------------------------------------------------------- lost negotiations (transport)
+async def test_negotiate_lost_to_a_disconnect_is_retried_once_and_the_call_goes_through() -> None:
+    rig = v2_rig()
+    rig.relay.fail_calls = [("negotiate", "DISCONNECTED")]
+    ex = await rig.session.execute_tool("get_quote", {"symbol": "ACME"})
+    assert ex.state == ExecState.SUCCEEDED, ex.message
+    assert rig.relay.ops.count(f"call:{rig.provider.authority}:negotiate") == 2
+    assert len(rig.provider.calls("negotiate")) == 1  # the first never reached it
+    retried = [x for x in rig.recorder.exchanges if x.method == "negotiate"]
+    assert len(retried) == 2 and retried[0].status.value == "transport_error"
+    assert retried[1].parent_id == retried[0].id and "retried once" in retried[1].notes[0]
+
+
+async def test_negotiate_lost_twice_is_a_transport_failure_not_a_provider_failure() -> None:
+    rig = v2_rig()
+    rig.relay.fail_calls = [("negotiate", "IPC_FAILED"), ("negotiate", "DISCONNECTED")]
+    ex = await rig.session.execute_tool("get_quote", {"symbol": "ACME"})
+    assert ex.state == ExecState.TRANSPORT_FAILED
+    assert "DISCONNECTED" in ex.message and ex.request_id in ex.message
+    assert not ex.state.is_final  # running it again is safe: nothing was sent
+    assert rig.provider.calls("execute_tool") == [] and ex.attempts == []
+    assert rig.relay.ops.count(f"call:{rig.provider.authority}:negotiate") == 2
+    again = await rig.session.run(ex)  # same execution, same request id, connection back
+    assert again.state == ExecState.SUCCEEDED and len(rig.provider.effects) == 1
+
+
+async def test_negotiate_raises_transport_failure_after_the_one_retry() -> None:
+    rig = v2_rig()
+    rig.relay.fail_calls = [("negotiate", "DISCONNECTED")] * 2
+    with pytest.raises(cerr.TransportFailure) as info:
+        await rig.session.negotiate()
+    assert info.value.relay_code == "DISCONNECTED"
+    assert not isinstance(info.value, cerr.NegotiationFailed)
+
+
+async def test_negotiate_is_not_retried_on_other_relay_errors() -> None:
+    rig = v2_rig()
+    rig.relay.fail_calls = [("negotiate", "SECURITY")]
+    ex = await rig.session.execute_tool("get_quote", {"symbol": "ACME"})
+    assert ex.state == ExecState.TRANSPORT_FAILED and "SECURITY" in ex.message
+    assert rig.relay.ops.count(f"call:{rig.provider.authority}:negotiate") == 1

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
 
 import adbutils
 import pytest
@@ -19,6 +21,7 @@ from inspector.device.adb_server import AdbEndpoint, ensure_server, kill_server
 from inspector.device.shipped_relay import ShippedRelay, load_shipped_relay, resources_dir
 from tests.device.fakephone import FakePhone, free_port
 from tests.device.tiny_relay import PhoneRelay, stand_in_relay
+from tests.relay_apk.host_jvm import JavaToolError, compile_core
 
 
 @pytest.fixture(scope="session")
@@ -82,3 +85,18 @@ async def poll_until(predicate: Callable[[], bool], timeout: float, what: str) -
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
         await asyncio.sleep(0.05)
+
+
+@pytest.fixture(scope="session")
+def relay_core_classes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The relay's Java core + host platform compiled for the host JVM (no JUnit tests).
+
+    The Java-relay fake-phone tests serve `localabstract:` from these classes.
+    """
+    for tool in ("javac", "java"):
+        if shutil.which(tool) is None:
+            pytest.fail(f"{tool} is not installed: run `./dev setup --system` (JDK 17)")
+    try:
+        return compile_core(tmp_path_factory.mktemp("relay-core"), with_tests=False)
+    except JavaToolError as e:
+        pytest.fail(str(e))

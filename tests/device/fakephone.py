@@ -96,8 +96,13 @@ class Install:
 
 
 # A relay starter runs on the phone's loop when `am start-foreground-service` starts the
-# relay; it returns the TCP address that backs the abstract socket it was asked to open.
-RelayStarter = Callable[[str, str], Awaitable[tuple[str, int]]]
+# relay; it returns the TCP address that backs the abstract socket it was asked to open, or
+# None when it registers that address in `state.abstract_sockets` itself later (a relay
+# that starts listening a moment after `am` returned, as on a real phone).
+RelayStarter = Callable[[str, str], Awaitable[tuple[str, int] | None]]
+# Runs on the phone's loop when `am force-stop PACKAGE` kills an app's processes (a test
+# relay uses it to stop the process behind the abstract socket, as Android would).
+ForceStopHook = Callable[[str], Awaitable[None]]
 
 
 @dataclass
@@ -278,6 +283,7 @@ class FakePhone:
         self.port = free_port()
         self.serial = f"127.0.0.1:{self.port}"
         self.relay_starter: RelayStarter | None = None
+        self.force_stop_hook: ForceStopHook | None = None
         self.plugged = True
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
@@ -582,6 +588,8 @@ class FakePhone:
         sub = args[0] if args else ""
         if sub == "force-stop":
             st.force_stopped.append(args[-1])
+            if self.force_stop_hook is not None:
+                await self.force_stop_hook(args[-1])
             return "", 0
         comp = args[args.index("-n") + 1] if "-n" in args else None
         extras = {args[i + 1]: args[i + 2] for i, a in enumerate(args[:-2]) if a == "--es"}
@@ -597,7 +605,9 @@ class FakePhone:
             name = next((v for k, v in extras.items() if k.lower().endswith("socket")), None)
             token = next((v for k, v in extras.items() if k.lower().endswith("token")), "")
             if self.relay_starter is not None and name is not None:
-                st.abstract_sockets[name] = await self.relay_starter(name, token)
+                address = await self.relay_starter(name, token)
+                if address is not None:
+                    st.abstract_sockets[name] = address
             if sub == "start":
                 wait = "Status: ok\nLaunchState: COLD\nComplete\n" if "-W" in args else ""
                 return f"Starting: Intent {{ cmp={comp} }}\n{wait}", 0

@@ -72,6 +72,11 @@ class HostRelayProcess:
         self.port = int(line.split()[1])
         return self
 
+    @property
+    def running(self) -> bool:
+        """True while the JVM is alive (a cable pull must not end it; a force-stop does)."""
+        return self._proc is not None and self._proc.poll() is None
+
     def stop(self) -> None:
         proc = self._proc
         if proc is None:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from inspector.protocol.bundle import Bundle
 from inspector.relay.api import DISCONNECTED, HelloInfo, RelayError
-from inspector.session.relay_link import LinkState, RelayLink
+from inspector.session.relay_link import LinkClosed, LinkState, RelayLink
+from inspector.tasks import spawn
 
 
 class FakeClient:
@@ -104,3 +107,73 @@ async def test_idle_disconnect_is_seen_when_the_client_reports_it() -> None:
     assert link.state == LinkState.DISCONNECTED and not link.connected
     assert details[-1] == "disconnected:cable pulled"
     assert await link.ping() == 2
+
+
+async def test_a_late_call_after_close_never_reconnects() -> None:
+    made: list[FakeClient] = []
+
+    async def connect() -> FakeClient:
+        made.append(FakeClient(len(made) + 1))
+        return made[-1]
+
+    link = RelayLink(connect)
+    assert await link.ping() == 1
+    await link.close()
+    assert made[0].closed and link.closed and link.state == LinkState.CLOSED
+    with pytest.raises(LinkClosed) as info:
+        await link.ping()
+    assert info.value.code == DISCONNECTED and "closed" in info.value.message
+    with pytest.raises(LinkClosed):
+        await link.ensure()
+    with pytest.raises(LinkClosed):
+        await link.reconnect()
+    with pytest.raises(LinkClosed):
+        async for _ in link.read_file("h", 10):
+            pass
+    assert len(made) == 1 and link.connects == 1
+    await link.close()  # idempotent
+    assert link.state == LinkState.CLOSED
+
+
+async def test_close_while_connecting_discards_the_new_client() -> None:
+    made: list[FakeClient] = []
+    gate = asyncio.Event()
+
+    async def connect() -> FakeClient:
+        await gate.wait()
+        made.append(FakeClient(len(made) + 1))
+        return made[-1]
+
+    link = RelayLink(connect)
+    pending = spawn(link.ping(), "late ping")
+    await asyncio.sleep(0)
+    assert link.state == LinkState.CONNECTING
+    await link.close()
+    gate.set()
+    with pytest.raises(LinkClosed):
+        await pending
+    assert made[0].closed and not link.connected and link.state == LinkState.CLOSED
+
+
+async def test_engine_renegotiates_through_a_reconnect() -> None:
+    """A negotiate lost to a cable pull: the link reconnects, the engine re-sends it once."""
+    from inspector.consumer.clock import FakeClock
+    from inspector.consumer.engine import ProviderSession
+    from inspector.consumer.execution import ExecState
+    from tests.consumer.fakes import FakeRelay
+
+    clock = FakeClock()
+    first, second = FakeRelay(clock), FakeRelay(clock)
+    first.add_v2()
+    provider = second.add_v2()
+    first.fail_calls = [("negotiate", DISCONNECTED)]
+    clients = [first, second]
+
+    async def connect() -> FakeRelay:
+        return clients.pop(0)
+
+    link = RelayLink(connect)
+    ps = ProviderSession(link, provider.authority, package=provider.package, clock=clock)
+    ex = await ps.execute_tool("get_quote", {"symbol": "ACME"})
+    assert ex.state == ExecState.SUCCEEDED, ex.message
+    assert link.connects == 2 and len(provider.calls("negotiate")) == 1

@@ -20,6 +20,7 @@ from PySide6.QtCore import QCoreApplication, QSettings
 
 from inspector.tasks import spawner
 from inspector.ui import theme, workers
+from tests.ui.fixtures import adb_source as adb_source
 from tests.ui.fixtures import harness as harness  # the window fixture, re-exported
 from tests.ui.fixtures import journal_dir as journal_dir
 

@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtCore import QSettings
 
 from inspector.consumer.options import EngineOptions
-from inspector.session.devices import DeviceManager, VirtualConfig
+from inspector.session.devices import AdbSource, DeviceManager, VirtualConfig
 from inspector.tasks import spawn, spawner
 from inspector.ui.controller import Controller
 from inspector.ui.main_window import MainWindow
@@ -74,14 +74,22 @@ def journal_dir(tmp_path: Path) -> Path | None:
 
 
 @pytest.fixture
-def harness(qtbot, qloop, tmp_path: Path, journal_dir: Path | None) -> Iterator[Harness]:
+def adb_source() -> AdbSource | None:
+    """The adb device layer the window lists devices from; None = virtual device only."""
+    return None
+
+
+@pytest.fixture
+def harness(
+    qtbot, qloop, tmp_path: Path, journal_dir: Path | None, adb_source: AdbSource | None
+) -> Iterator[Harness]:
     device = VirtualDevice(tmp_path / "device")
 
     async def connect():
         return await connect_virtual_device(device, events=True)
 
     controller = Controller(
-        DeviceManager(VirtualConfig(), use_adb=False),
+        DeviceManager(VirtualConfig(), adb_source, use_adb=False),
         EngineOptions(max_auto_wait_ms=2_000),
         connectors={"virtual": connect},
         journal=journal_dir is not None,

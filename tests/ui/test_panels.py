@@ -58,7 +58,7 @@ def test_tools_panel_shows_revision_diff_and_v1_side_effect_warning(qtbot, qloop
     v1 = V1ToolList.model_validate({"tools": [{"name": "a", "description": "old a"}]})
     panel.show_tools(v2, diff, v1)
     assert "revision r2" in panel.revision.text()
-    assert "added b" in panel.diff.text() and "annotations.risk" in panel.diff.text()
+    assert "+ added: b" in panel.diff.text() and "annotations.risk" in panel.diff.text()
     assert panel.v1_list.topLevelItemCount() == 1
     assert "side-effecting" in panel.v1_note.text() and "§2.1" in panel.v1_note.text()
     composed: list = []

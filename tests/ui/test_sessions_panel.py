@@ -143,7 +143,7 @@ def test_errors_are_reported(qtbot, qloop, tmp_path) -> None:
     d.mkdir()
     (d / "broken.jsonl").write_text("not a journal\n")
     panel = _panel(qtbot, d)
-    assert panel.model.rowCount() == 0 and "0 session(s)" in panel.status.text()
+    assert panel.model.rowCount() == 0 and "No recorded sessions yet" in panel.status.text()
     # a journal that vanishes between listing and opening
     w = JournalWriter.create(name="gone", directory=d)
     w.close()

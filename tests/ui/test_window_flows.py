@@ -22,6 +22,8 @@ def test_discovery_lists_devices_providers_extensions_with_badges(harness: Harne
     assert "v1+v2" in badges and "v1" in badges
     assert any(b.startswith("ext") for b in badges)
     assert any("⚠" in b for b in badges)  # the bad provider's foreign authority
+    bad = [n for n in names if n.startswith("Bad Provider")]  # two services, one label
+    assert len(bad) == 2 and len(set(bad)) == 2, bad
     w.navigator.filter.setText("dice")
     proxy = w.navigator.proxy
     root = proxy.index(0, 0)

@@ -16,6 +16,8 @@ import org.cetp.inspector.relay.core.Utf8;
  * A fixed fake device for host tests: one CETP provider package (negotiate, list_tools, a
  * large file result, a PendingIntent resolution, typed echo) and one AndyClaw extension
  * (bound service, broadcast, activity, raw manifest resource). Deterministic answers.
+ * Its v2 replies (list_tools, execute_tool: inline get_quote, file export_history) are what
+ * a conforming provider sends, so the Python consumer engine can drive it end to end.
  */
 public final class FakePlatform implements Platform {
     public static final String PROVIDER_PACKAGE = "com.example.fakeprovider";
@@ -28,6 +30,10 @@ public final class FakePlatform implements Platform {
     public static final String EXTENSION_MANIFEST = "[{\"name\":\"greet\",\"description\":"
             + "\"Returns a friendly greeting\",\"inputSchema\":{\"type\":\"object\","
             + "\"properties\":{\"name\":{\"type\":\"string\"}},\"required\":[\"name\"]}}]";
+    /** What the export_history tool streams back as its file result (JSON, ~200 kB). */
+    public static final byte[] EXPORT_FILE = exportFile();
+    private static final String READ_ANNOTATIONS = "\"annotations\":{\"effect\":\"read\","
+            + "\"risk\":\"low\",\"idempotent\":true,\"confirmation\":\"never\"}";
 
     private volatile EventListener listener;
 
@@ -37,6 +43,15 @@ public final class FakePlatform implements Platform {
             b[i] = (byte) ('a' + (i % 26));
         }
         return b;
+    }
+
+    private static byte[] exportFile() {
+        StringBuilder json = new StringBuilder("{\"symbol\":\"FAKE\",\"rows\":[");
+        for (int day = 0; day < 6000; day++) {
+            json.append(day == 0 ? "" : ",").append("{\"day\":").append(day)
+                    .append(",\"close\":").append(100 + day % 97).append(".25}");
+        }
+        return Utf8.encode(json.append("]}").toString());
     }
 
     /** The native object behind a fake PendingIntent handle. */
@@ -128,9 +143,15 @@ public final class FakePlatform implements Platform {
                     .put("protocol_version", 2);
         }
         if ("list_tools".equals(method)) {
-            return success("{\"revision\":\"tools-1\",\"tools\":[{\"name\":\"get_quote\","
-                    + "\"description\":\"Current price of a symbol\",\"input_schema\":"
-                    + "{\"type\":\"object\"}}]}");
+            return echo(extras, success("{\"revision\":\"tools-1\",\"tools\":[{\"name\":"
+                    + "\"get_quote\",\"description\":\"Current price of a symbol\","
+                    + "\"input_schema\":{\"type\":\"object\"}," + READ_ANNOTATIONS + "},"
+                    + "{\"name\":\"export_history\",\"description\":\"Price history as a "
+                    + "JSON file\",\"input_schema\":{\"type\":\"object\"},"
+                    + READ_ANNOTATIONS + "}]}"));
+        }
+        if ("execute_tool".equals(method)) {
+            return echo(extras, executeTool(extras, handles));
         }
         if ("echo".equals(method)) {
             TypedBundle reply = new TypedBundle().put("arg", arg).put("extras", extras)
@@ -173,7 +194,35 @@ public final class FakePlatform implements Platform {
             return success("{}");
         }
         return new TypedBundle().put("status", "error").put("error_code", "UNKNOWN_METHOD")
-                .put("error_message", "no method " + method);
+                .put("error_message", "no method " + method).put("retryable", false);
+    }
+
+    /** The v2 envelope echo (CETP v2 §4.2, §5): protocol_version 2 and the request_id. */
+    private static TypedBundle echo(TypedBundle extras, TypedBundle reply) {
+        Object requestId = extras == null ? null : extras.get("request_id");
+        return reply.put("protocol_version", 2)
+                .put("request_id", requestId instanceof String ? requestId : null);
+    }
+
+    /** execute_tool: get_quote answers inline (echoing the args), export_history a file. */
+    private static TypedBundle executeTool(TypedBundle extras, HandleTable handles)
+            throws RelayException {
+        Object tool = extras == null ? null : extras.get("tool_name");
+        Object args = extras == null ? null : extras.get("args");
+        if ("get_quote".equals(tool)) {
+            String echoed = args instanceof String ? (String) args : "null";
+            return success("{\"kind\":\"inline\",\"value\":{\"price\":101.25,"
+                    + "\"currency\":\"EUR\",\"args\":" + echoed + "}}");
+        }
+        if ("export_history".equals(tool)) {
+            String id = handles.register("fd", EXPORT_FILE);
+            return success("{\"kind\":\"file\",\"media_type\":\"application/json\","
+                    + "\"size_bytes\":" + EXPORT_FILE.length + ",\"sha256\":\""
+                    + Digests.sha256Hex(EXPORT_FILE) + "\"}")
+                    .put("result_fd", new Handles.FileRef(id, EXPORT_FILE.length));
+        }
+        return new TypedBundle().put("status", "error").put("error_code", "TOOL_NOT_FOUND")
+                .put("error_message", "no tool " + tool).put("retryable", false);
     }
 
     @Override

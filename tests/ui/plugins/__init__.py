@@ -1,0 +1,1 @@
+"""Virtual-device plugin files the GUI tests load (data, not tests)."""
