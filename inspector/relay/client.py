@@ -283,7 +283,8 @@ class RelayClient:
             self._hook("in", ftype, rid, None, len(frame.payload))
             entry = self._pending.get(rid)
             if isinstance(entry, _Stream) and not entry.closed:
-                # not copied: a FrameProtocol payload is a fresh bytearray owned by the reader
+                # not copied: the payload buffer is handed over (FrameProtocol reuses it only
+                # once nothing references it any more)
                 await entry.queue.put(frame.payload)
             elif entry is not None:
                 self._fail_one(
@@ -565,7 +566,11 @@ class FileRead:
             raise StopAsyncIteration
         stream = self._stream or self._open()
         try:
-            item = await asyncio.wait_for(stream.queue.get(), self.idle_timeout_s)
+            try:  # a busy stream has chunks waiting: no timer, no task per chunk
+                item = stream.queue.get_nowait()
+            except asyncio.QueueEmpty:
+                async with asyncio.timeout(self.idle_timeout_s):
+                    item = await stream.queue.get()
         except TimeoutError:
             self._abandon()
             raise RelayError(TIMEOUT, "the relay stopped sending the file") from None

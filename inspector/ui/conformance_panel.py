@@ -803,18 +803,15 @@ class ConformancePanel(QWidget):
         self.tabs.addTab(plan_page, "Plan")
         self.tabs.addTab(results_page, "Results")
 
+        # the title on its own line: beside six buttons it made the whole window wider
         bar = QHBoxLayout()
-        bar.addWidget(title, 1)
-        for b in (
-            self.refresh_button,
-            self.run_button,
-            self.cancel_button,
-            self.load_button,
-            self.export_json_button,
-            self.export_junit_button,
-        ):
+        for b in (self.run_button, self.cancel_button, self.refresh_button):
+            bar.addWidget(b)
+        bar.addStretch(1)
+        for b in (self.load_button, self.export_json_button, self.export_junit_button):
             bar.addWidget(b)
         lay = QVBoxLayout(self)
+        lay.addWidget(title)
         lay.addLayout(bar)
         prog = QHBoxLayout()
         prog.addWidget(self.progress, 1)

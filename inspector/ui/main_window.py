@@ -148,7 +148,7 @@ class MainWindow(QMainWindow):
         comp.addWidget(self.result)
         comp.setStretchFactor(0, 3)  # the form needs the room; the result scrolls
         comp.setStretchFactor(1, 2)
-        comp.setSizes([680, 320])
+        comp.setSizes([590, 410])
         self.composer_split = comp
         self.operations = OperationsPanel()
         self.provider_traffic = TrafficPanel()

@@ -201,3 +201,58 @@ async def test_json_beyond_the_parse_limit_is_verified_but_not_parsed() -> None:
     assert statuses(v)["output_schema"] == "skipped"
     assert v.ok and not v.parsed
     v.discard()
+
+
+class _BytesRelay:
+    """Streams `data` in 100 kB pieces, with a correct END."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def read_file(self, handle, max_bytes, chunk_size=None):
+        async def gen():
+            for off in range(0, len(self.data), 100_000):
+                yield self.data[off:off + 100_000]
+            yield StreamEnd(len(self.data), hashlib.sha256(self.data).hexdigest())
+        return gen()
+
+    async def close_handle(self, handle: str) -> bool:
+        return True
+
+
+async def test_big_result_not_kept_is_hashed_without_a_spool_file(tmp_path) -> None:
+    data = b'{"rows": [' + b'"row",' * 200_000 + b'"end"]}'
+    v = await read_and_verify(
+        _BytesRelay(data), "fd-1", declared_size=len(data),
+        declared_sha256=hashlib.sha256(data).hexdigest(), declared_media_type="application/json",
+        output_schema=None, validate=None, read_limit=len(data), parse_limit=1000,
+        keep_content=False, spool_dir=str(tmp_path))
+    assert v.ok and v.complete and statuses(v)["sha256"] == "pass"
+    assert statuses(v)["relay_digest"] == "pass" and statuses(v)["media_type"] == "skipped"
+    assert list(tmp_path.iterdir()) == []  # nothing written to disk
+    assert v.preview.startswith('{"rows": ["row",') and len(v.preview) == 64 * 1024
+
+
+async def test_big_result_kept_is_spooled_byte_for_byte(tmp_path) -> None:
+    data = os.urandom(1_234_567)
+    v = await read_and_verify(
+        _BytesRelay(data), "fd-2", declared_size=len(data),
+        declared_sha256=hashlib.sha256(data).hexdigest(),
+        declared_media_type="application/octet-stream", output_schema=None, validate=None,
+        read_limit=len(data), keep_content=True, spool_dir=str(tmp_path))
+    assert v.ok and v.content_path is not None
+    with open(v.content_path, "rb") as f:
+        assert f.read() == data
+    v.discard()
+    assert list(tmp_path.iterdir()) == []
+
+
+async def test_declared_big_but_short_json_is_not_misreported_as_unparseable(tmp_path) -> None:
+    data = b'{"rows": []}'
+    v = await read_and_verify(
+        _BytesRelay(data), "fd-3", declared_size=5000,
+        declared_sha256=hashlib.sha256(data).hexdigest(), declared_media_type="application/json",
+        output_schema=None, validate=None, read_limit=10_000, parse_limit=1000,
+        keep_content=False, spool_dir=str(tmp_path))
+    assert statuses(v)["size"] == "fail"
+    assert statuses(v)["media_type"] == "skipped"

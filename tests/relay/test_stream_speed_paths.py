@@ -78,4 +78,5 @@ async def test_stream_hasher_close_lets_the_worker_end() -> None:
     hasher.close()
     hasher.close()  # idempotent
     await asyncio.wait_for(asyncio.shield(hasher._done), 5)
-    assert not hasher._thread.is_alive() or hasher._thread.join(5) is None
+    hasher._thread.join(5)
+    assert not hasher._thread.is_alive()

@@ -42,6 +42,8 @@ def _devices() -> list[DeviceInfo]:
     return [
         DeviceInfo(serial="virtual", kind="virtual", model="CETP virtual device"),
         DeviceInfo(serial="R58M", kind="adb", model="Pixel"),
+        DeviceInfo(serial="OFF1", kind="adb", state="offline", usable=False,
+                   message="reconnect the cable"),  # gets a "what to do" child row
     ]
 
 
@@ -52,6 +54,8 @@ def test_navigator_model_and_filter(qtmodeltester, qloop, check_proxy):
     proxy = NavigatorFilter()
     proxy.setSourceModel(model)
     qtmodeltester.check(proxy if check_proxy else model, force_py=True)
+    model.set_devices([*_devices()[:2], _devices()[2].model_copy(update={"usable": True})], {})
+    assert model.item(2, 0).rowCount() == 0  # the hint went with the problem
     model.set_devices([DeviceInfo(serial="virtual", kind="virtual")], {"virtual": "connected"})
     assert model.rowCount() == 1 and model.item(0, 1).text() == "connected"
     proxy.setFilterFixedString("nothing-matches")
