@@ -219,6 +219,10 @@ async def drive(app: QApplication, out: Path, tmp: Path) -> None:
     panel = w.conformance_panel
     assert panel is not None
     await until(lambda: panel.plan is not None or panel.error is not None, 30)
+    panel.use_preset()  # the reference scenarios, and the two mutations they need allowed
+    for tool in ("create_alert", "sync_watchlist"):
+        panel.permission(tool).setChecked(True)
+    await until(lambda: panel.plan is not None and len(panel.plan.mutating_tools) == 2, 30)
     panel.confirm_mutations = lambda _tools: True
     panel.start()
     await until(lambda: panel.report is not None, 120)

@@ -38,6 +38,7 @@ STATE_EXIT: dict[ExecState, ExitCode] = {
     ExecState.CANCELLED: ExitCode.PROVIDER_ERROR,
     ExecState.MALFORMED: ExitCode.PROVIDER_ERROR,
     ExecState.OUTCOME_UNKNOWN: ExitCode.DEVICE,
+    ExecState.TRANSPORT_FAILED: ExitCode.DEVICE,  # nothing was sent: the device failed
     ExecState.REFUSED: ExitCode.USAGE,
     ExecState.NEW: ExitCode.PROVIDER_ERROR,
     ExecState.RUNNING: ExitCode.PROVIDER_ERROR,

@@ -153,8 +153,11 @@ class RelayApi(Protocol):
 
     def read_file(
         self, handle: str, max_bytes: int, chunk_size: int | None = None
-    ) -> AsyncIterator[bytes | StreamEnd]:
-        """Yield chunks, then one final StreamEnd. Raises RelayError (TOO_LARGE …)."""
+    ) -> AsyncIterator[bytes | bytearray | StreamEnd]:
+        """Yield chunks (bytes-like), then one final StreamEnd. Raises RelayError (TOO_LARGE …).
+
+        Chunks may be reused buffers: consume (hash, write) each before asking for the next.
+        """
         ...
 
     async def close_handle(self, handle: str) -> bool: ...

@@ -44,6 +44,7 @@ _STATE_TEXT = {
     ExecState.OUTCOME_UNKNOWN: ("Outcome unknown — retry with the same request_id", "warn"),
     ExecState.MALFORMED: ("Malformed reply (protocol violation)", "error"),
     ExecState.REFUSED: ("Not sent (refused by the inspector)", "error"),
+    ExecState.TRANSPORT_FAILED: ("Not sent — the device or relay failed; retry", "error"),
 }
 
 

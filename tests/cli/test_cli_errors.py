@@ -233,3 +233,11 @@ def test_restarted_standalone_device_keeps_state(tmp_path: Path,
         assert code == 0 and alert in {a["alert_id"] for a in alerts}
     finally:
         stop_virtual(server)
+
+
+def test_every_execution_state_has_an_exit_code() -> None:
+    """A new engine state must get a deliberate exit code, not a silent fallback."""
+    from inspector.cli.cmd_call import STATE_EXIT
+    from inspector.consumer.execution import ExecState
+
+    assert set(STATE_EXIT) == set(ExecState)

@@ -92,3 +92,11 @@ def test_v1_only_provider_is_called_over_v1(harness: Harness):
     assert harness.execution(rid).state == ExecState.SUCCEEDED
     harness.wait(lambda: w.result.state.text() == "Success")
     assert w.traffic.model.total > 0
+
+
+def test_every_execution_state_has_a_result_text() -> None:
+    """The result pane names every engine state in words, never a raw enum value."""
+    from inspector.consumer.execution import ExecState
+    from inspector.ui.result_panel import _STATE_TEXT
+
+    assert set(_STATE_TEXT) == set(ExecState)
