@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -40,6 +40,7 @@ from inspector.ui import theme
 from inspector.ui.conformance_panel import ConformanceResultsView, WidgetTasks, summary_text
 from inspector.ui.json_tree import JsonTreeModel
 from inspector.ui.json_view import JsonEditor, mono_font
+from inspector.ui.row_table_model import RowTableModel
 from inspector.ui.sessions_panel import device_text, when
 from inspector.ui.text import PARAGRAPH_LIMIT, bound, pretty_json
 from inspector.ui.traffic_panel import TrafficPanel
@@ -60,41 +61,24 @@ _DEVICE_KEYS = (
 )
 
 
-class KeyValueModel(QAbstractTableModel):
+class KeyValueModel(RowTableModel[tuple[str, str]]):
     """Two plain-text columns (Fact, Value) over a flat list of pairs."""
 
     def __init__(self, headers: tuple[str, str] = ("Fact", "Value"),
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.headers = headers
-        self._rows: list[tuple[str, str]] = []
+        self.COLUMNS = headers
 
     def set_pairs(self, pairs: list[tuple[str, str]]) -> None:
-        self.beginResetModel()
-        self._rows = [(bound(k, 120), bound(v, 600)) for k, v in pairs]
-        self.endResetModel()
+        self.set_rows((bound(k, 120), bound(v, 600)) for k, v in pairs)
 
     def pairs(self) -> list[tuple[str, str]]:
-        return list(self._rows)
+        return self.rows()
 
-    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._rows)
-
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else 2
-
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if (orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole
-                and section in (0, 1)):
-            return self.headers[section]
-        return None
-
-    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self._rows):
-            return None
+    def row_data(self, row: tuple[str, str], index: _Index, role: int) -> Any:
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
-            return self._rows[index.row()][index.column()]
+            return row[index.column()]
         return None
 
 

@@ -27,7 +27,7 @@ import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QTextCursor, QTextFormat
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -61,6 +61,7 @@ from inspector.session.replay import (
 from inspector.ui import theme
 from inspector.ui.conformance_panel import WidgetTasks
 from inspector.ui.json_view import mono_font
+from inspector.ui.row_table_model import RowTableModel
 from inspector.ui.text import bound
 
 _Index = QModelIndex | QPersistentModelIndex
@@ -168,44 +169,22 @@ def _short(v: Any, limit: int = 160) -> str:
 # models
 
 
-class ReplayResultsModel(QAbstractTableModel):
+class ReplayResultsModel(RowTableModel[ReplayResult]):
     """One row per replayed exchange: #, Method, Tool, Kind, Action, Changes."""
 
     COLUMNS = ("#", "Method", "Tool", "Kind", "Action", "Changes")
 
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self._rows: list[ReplayResult] = []
-
     def set_results(self, results: Sequence[ReplayResult]) -> None:
-        self.beginResetModel()
-        self._rows = list(results)
-        self.endResetModel()
+        self.set_rows(results)
 
     def append(self, r: ReplayResult) -> None:
-        n = len(self._rows)
-        self.beginInsertRows(QModelIndex(), n, n)
-        self._rows.append(r)
-        self.endInsertRows()
+        self.append_row(r)
 
     def result(self, row: int) -> ReplayResult | None:
-        return self._rows[row] if 0 <= row < len(self._rows) else None
+        return self.row_at(row)
 
     def results(self) -> list[ReplayResult]:
-        return list(self._rows)
-
-    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._rows)
-
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if (orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole
-                and 0 <= section < len(self.COLUMNS)):
-            return self.COLUMNS[section]
-        return None
+        return self.rows()
 
     @staticmethod
     def changes_text(r: ReplayResult) -> str:
@@ -215,10 +194,7 @@ class ReplayResultsModel(QAbstractTableModel):
             return bound(f"failed: {r.error_code} {r.error_message or ''}", 200)
         return f"{len(r.diff)} changed" if r.diff else "same"
 
-    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self._rows):
-            return None
-        r = self._rows[index.row()]
+    def row_data(self, r: ReplayResult, index: _Index, role: int) -> Any:
         col = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
             return (str(index.row() + 1), bound(r.method, 60), bound(r.tool or "", 64),
@@ -238,37 +214,15 @@ class ReplayResultsModel(QAbstractTableModel):
         return None
 
 
-class DiffEntriesModel(QAbstractTableModel):
+class DiffEntriesModel(RowTableModel[DiffEntry]):
     """Changed paths of one result: Path, Recorded, New (plain, bounded)."""
 
     COLUMNS = ("Path", "Recorded", "New")
 
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self._rows: list[DiffEntry] = []
-
     def set_entries(self, entries: Sequence[DiffEntry]) -> None:
-        self.beginResetModel()
-        self._rows = list(entries)
-        self.endResetModel()
+        self.set_rows(entries)
 
-    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._rows)
-
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if (orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole
-                and 0 <= section < len(self.COLUMNS)):
-            return self.COLUMNS[section]
-        return None
-
-    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self._rows):
-            return None
-        e = self._rows[index.row()]
+    def row_data(self, e: DiffEntry, index: _Index, role: int) -> Any:
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
             limit = 160 if role == Qt.ItemDataRole.DisplayRole else 1000
             return (bound(e.path, 200), _short(e.recorded, limit), _short(e.new, limit))[

@@ -24,7 +24,6 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 from PySide6.QtCore import (
-    QAbstractTableModel,
     QModelIndex,
     QPersistentModelIndex,
     Qt,
@@ -63,6 +62,7 @@ from inspector.session.journal import (
 )
 from inspector.ui import theme
 from inspector.ui.conformance_panel import WidgetTasks
+from inspector.ui.row_table_model import RowTableModel
 from inspector.ui.text import bound, human_bytes
 from inspector.ui.workers import run_in_thread
 
@@ -88,37 +88,15 @@ def device_text(device: dict[str, Any]) -> str:
     return model or serial or "—"
 
 
-class SessionsModel(QAbstractTableModel):
+class SessionsModel(RowTableModel[SessionSummary]):
     """Session summaries: Name, Created, Device, Exchanges, Size (plain strings)."""
 
     COLUMNS = ("Name", "Created", "Device", "Exchanges", "Size")
 
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self._rows: list[SessionSummary] = []
-
     def set_sessions(self, sessions: Iterable[SessionSummary]) -> None:
-        self.beginResetModel()
-        self._rows = list(sessions)
-        self.endResetModel()
+        self.set_rows(sessions)
 
-    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._rows)
-
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if (orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole
-                and 0 <= section < len(self.COLUMNS)):
-            return self.COLUMNS[section]
-        return None
-
-    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self._rows):
-            return None
-        s = self._rows[index.row()]
+    def row_data(self, s: SessionSummary, index: _Index, role: int) -> Any:
         col = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
             return (
