@@ -37,11 +37,14 @@ async def cmd_conformance(ctx: Ctx) -> int:
         plan_conformance,
         run_conformance,
     )
+    from inspector.virtual.callers import second_caller_connector
 
     a = ctx.args
     session = await ctx.open_session()
     decl = session.find_provider(a.provider)
     kwargs: dict[str, Any] = {
+        # the in-process virtual device can act as another app (caller.* checks); else None
+        "second_caller": second_caller_connector(session),
         "setup": _setup(a.setup),
         "allow_mutations": split_list(a.allow_mutations) or None,
         "select": split_list(a.select),

@@ -44,6 +44,13 @@ from inspector.tasks import Spawner
 
 RestartHook = Callable[[str], Awaitable[None]]
 HumanPrompt = Callable[[str], Awaitable[None]]
+SecondCaller = Callable[[], Awaitable[RelayApi]]
+"""Opens a relay connection that reaches the provider as *another app* (another UID), for
+the caller-binding checks; the virtual device offers one, a phone cannot."""
+
+NO_SECOND_CALLER = (
+    "needs a second caller (another app's UID): run against the virtual device, whose relay "
+    "can act as a consumer app; a phone has one relay app, so every call carries its UID")
 
 
 class NeedsSetup(Exception):
@@ -235,8 +242,11 @@ class RunContext:
         restart: RestartHook | None = None,
         human_prompt: HumanPrompt | None = None,
         reconnects: bool = False,
+        second_caller: SecondCaller | None = None,
     ) -> None:
         self.relay = relay
+        self.second_caller = second_caller
+        self._other: RunContext | None = None
         self.decl = decl
         self.decls = decls or [decl]
         self.discovery = discovery
@@ -557,6 +567,47 @@ class RunContext:
             remover(self._on_event)
         self._handler_installed = False
 
+    # ------------------------------------------------------------------ a second caller
+    def caller_uid(self) -> int | None:
+        """The UID the relay reports calls arrive with (its hello), or None."""
+        try:
+            return int(self.relay.hello_info.caller_uid)
+        except (AttributeError, RelayError, RuntimeError):
+            return None
+
+    def second_caller_problem(self) -> str | None:
+        return None if self.second_caller is not None else NO_SECOND_CALLER
+
+    async def other_caller(self) -> RunContext:
+        """A context on a second connection that reaches the provider as another app.
+
+        It shares this run's recorder (its exchanges are evidence too), setup and prelude
+        (so the same safety rules apply); it negotiates its own session. NeedsSetup when
+        there is no second caller or it turns out to have this caller's UID."""
+        if self._other is not None:
+            return self._other
+        if self.second_caller is None:
+            raise NeedsSetup(NO_SECOND_CALLER)
+        relay = await self.second_caller()
+        other = RunContext(relay, self.decl, decls=self.decls, discovery=self.discovery,
+                           setup=self.setup, recorder=self.recorder, options=self.options,
+                           clock=self.clock)
+        other.prelude = self.prelude
+        uid, mine = other.caller_uid(), self.caller_uid()
+        if uid is None or uid == mine:
+            await _close(relay)
+            raise NeedsSetup(f"the second connection calls with UID {uid}, the same as the "
+                             f"first ({mine}); give a connector for another app")
+        self._other = other
+        return other
+
+    async def close_other(self) -> None:
+        """Close the second caller's connection (the runner calls this at the end)."""
+        other, self._other = self._other, None
+        if other is not None:
+            other.detach()
+            await _close(other.relay)
+
     # ------------------------------------------------------------------ restarts
     def restart_problem(self) -> str | None:
         if not self.setup.allow_restart:
@@ -573,3 +624,11 @@ class RunContext:
             await self.restart_hook(self.package)
         else:
             await self.relay.force_stop(self.package)
+
+
+async def _close(relay: Any) -> None:
+    close = getattr(relay, "close", None)
+    if close is not None:
+        res = close()
+        if hasattr(res, "__await__"):
+            await res

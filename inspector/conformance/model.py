@@ -44,6 +44,7 @@ class Category(StrEnum):
     LARGE_RESULTS = "large_results"
     UNTRUSTED = "untrusted"
     V1 = "v1"
+    CALLERS = "callers"
 
 
 # --------------------------------------------------------------------------------------

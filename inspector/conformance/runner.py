@@ -25,6 +25,7 @@ from inspector.conformance.context import (
     NotApplicable,
     RestartHook,
     RunContext,
+    SecondCaller,
     Verdict,
 )
 from inspector.conformance.model import (
@@ -244,7 +245,8 @@ def _ordered() -> list[registry.CheckDef]:
 async def _build(target: Any, provider: CetpDeclaration | str, setup: Any,
                  allow_mutations: Any, restart: RestartHook | None,
                  human_prompt: HumanPrompt | None, options: EngineOptions | None,
-                 recorder: Recorder | None) -> RunContext:
+                 recorder: Recorder | None,
+                 second_caller: SecondCaller | None = None) -> RunContext:
     relay, session, srec, disc, sopts = await _resolve(target, provider)
     decl, decls = _pick(provider, disc)
     if not decl.authority:
@@ -254,7 +256,8 @@ async def _build(target: Any, provider: CetpDeclaration | str, setup: Any,
                       setup=_setup(setup, allow_mutations),
                       recorder=recorder or srec or Recorder(),
                       options=options or sopts or EngineOptions(), session=session,
-                      restart=restart, human_prompt=human_prompt, reconnects=reconnects)
+                      restart=restart, human_prompt=human_prompt, reconnects=reconnects,
+                      second_caller=second_caller)
 
 
 async def plan_conformance(
@@ -267,11 +270,12 @@ async def plan_conformance(
     skip: Iterable[str] | None = None,
     options: EngineOptions | None = None,
     recorder: Recorder | None = None,
+    second_caller: SecondCaller | None = None,
 ) -> Plan:
     """The plan (read-only prelude calls only): what will run, what needs setup, which
     calls each check makes, which mutating tools it will invoke."""
     ctx = await _build(target, provider, setup, allow_mutations, None, None, options,
-                       recorder)
+                       recorder, second_caller)
     await _prelude(ctx)
     return _make_plan(ctx, registry.selected(select, skip))
 
@@ -290,6 +294,7 @@ async def run_conformance(
     options: EngineOptions | None = None,
     recorder: Recorder | None = None,
     approve_plan: Callable[[Plan], Any] | None = None,
+    second_caller: SecondCaller | None = None,
 ) -> ConformanceReport:
     """Run the suite against `provider` (a CetpDeclaration, package name or authority).
 
@@ -298,7 +303,9 @@ async def run_conformance(
     bare `RelayApi`. `allow_mutations` names the tools that may be invoked although they
     are not plain reads. `approve_plan(plan)` is called with the plan before any check
     runs; return False (or raise) to stop. Unknown --select/--skip patterns raise
-    ConformanceError.
+    ConformanceError. `second_caller()` opens a relay connection that reaches the provider
+    as another app (`inspector.virtual.callers.second_caller_connector`); without it the
+    caller-binding checks report needs_setup.
     """
     bad = registry.unknown_patterns(list(select or []) + list(skip or []))
     if bad:
@@ -307,7 +314,7 @@ async def run_conformance(
     if bad:
         raise ConformanceError(f"no check matches {', '.join(map(repr, bad))}")
     ctx = await _build(target, provider, setup, allow_mutations, restart, human_prompt,
-                       options, recorder)
+                       options, recorder, second_caller)
     report = ConformanceReport(tool_version=_version(), started_ms=time.time() * 1000,
                                target=_target(ctx), setup=ctx.setup)
     session = ctx.session
@@ -341,6 +348,7 @@ async def run_conformance(
         if session is not None and hasattr(session, "confirmation_policy"):
             session.confirmation_policy = saved_policy
         ctx.detach()
+        await ctx.close_other()
     report.finished_ms = time.time() * 1000
     report.finalize()
     if progress is not None:

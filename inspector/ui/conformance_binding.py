@@ -28,7 +28,8 @@ class SessionConformanceBackend:
     async def plan(self, setup: Any) -> Any:
         from inspector.conformance.runner import plan_conformance
 
-        return await plan_conformance(self.session, self.declaration, setup=setup)
+        return await plan_conformance(self.session, self.declaration, setup=setup,
+                                      second_caller=self._second_caller())
 
     async def run(self, setup: Any, on_result: Any) -> Any:
         from inspector.conformance.runner import run_conformance
@@ -37,4 +38,12 @@ class SessionConformanceBackend:
             if ev.kind == "result" and ev.result is not None:
                 on_result(ev.result)
 
-        return await run_conformance(self.session, self.declaration, setup=setup, progress=progress)
+        return await run_conformance(self.session, self.declaration, setup=setup, progress=progress,
+                                     second_caller=self._second_caller())
+
+    def _second_caller(self) -> Any:
+        """A connector acting as another app on the in-process virtual device (the caller.*
+        checks), or None on a phone (those checks then report needs_setup)."""
+        from inspector.virtual.callers import second_caller_connector
+
+        return second_caller_connector(self.session)

@@ -177,6 +177,8 @@ class VirtualDevice:
         self._next_uid = FIRST_APP_UID
         self._handles: dict[str, _Handle] = {}
         self._connections: dict[str, ServerConnection] = {}
+        # the app a connection acts as (inspector.virtual.callers); default: the relay app
+        self._callers: dict[str, Caller] = {}
         self._confirmations: dict[str, asyncio.Future[bool]] = {}
         self.pending_confirmations: dict[str, ConfirmationRequest] = {}
         if apps is None:
@@ -258,8 +260,17 @@ class VirtualDevice:
     def connection_opened(self, conn: ServerConnection) -> None:
         self._connections[conn.connection_id] = conn
 
+    def bind_caller(self, conn: ServerConnection, caller: Caller) -> None:
+        """Make every IPC on `conn` arrive as `caller` (Binder.getCallingUid(), §7.1)."""
+        self._callers[conn.connection_id] = caller
+
+    def caller_of(self, conn: ServerConnection) -> Caller:
+        """The identity providers see for calls on `conn` (the relay app unless bound)."""
+        return self._callers.get(conn.connection_id) or Caller()
+
     def connection_closed(self, conn: ServerConnection) -> None:
         self._connections.pop(conn.connection_id, None)
+        self._callers.pop(conn.connection_id, None)
         for hid in [h for h, v in self._handles.items() if v.connection_id == conn.connection_id]:
             del self._handles[hid]
 
@@ -359,7 +370,7 @@ class VirtualDevice:
         return result
 
     def _ctx(self, app: VirtualApp, conn: ServerConnection) -> CallContext:
-        return CallContext(self, app, Caller(), conn.connection_id)
+        return CallContext(self, app, self.caller_of(conn), conn.connection_id)
 
     def _provider_app(self, authority: str) -> VirtualApp:
         for app in self.apps.values():

@@ -7,6 +7,7 @@ from inspector.conformance.registry import CHECKS
 from inspector.protocol.exchange import ExchangeKind
 from inspector.virtual import VirtualDevice
 from inspector.virtual.apps.pricealerts import PriceAlertsProvider
+from inspector.virtual.callers import second_caller_connector
 
 from .conftest import full_setup
 
@@ -17,7 +18,8 @@ async def test_price_alerts_passes_every_check(device: VirtualDevice, client) ->
     """The stock provider as installed on a fresh device: no subclass, no extra tool."""
     assert type(device.app(PRICE)) is PriceAlertsProvider
     events = []
-    report = await run_conformance(client, PRICE, setup=full_setup(), progress=events.append)
+    report = await run_conformance(client, PRICE, setup=full_setup(), progress=events.append,
+                                   second_caller=second_caller_connector(device))
     bad = [(r.check_id, r.outcome.value, r.message) for r in report.results
            if r.outcome not in (Outcome.PASS, Outcome.NOT_APPLICABLE)]
     assert bad == []
@@ -38,10 +40,13 @@ async def test_price_alerts_passes_every_check(device: VirtualDevice, client) ->
     assert report.result("confirmation.expired_token").outcome == Outcome.PASS
     # the retry check really lost a reply after the provider had acted
     assert report.result("idempotency.retry_after_timeout").evidence.observed["reply_lost"]
-    # the provider never executed one request twice
+    # the provider never executed one caller's request twice (caller.dedup_per_caller sends
+    # one request_id from two apps on purpose: two executions, one per UID)
     app = device.app(PRICE)
-    rows = app.store.all("SELECT request_id, COUNT(*) AS n FROM executions GROUP BY request_id")
+    rows = app.store.all("SELECT uid, request_id, COUNT(*) AS n FROM executions "
+                         "GROUP BY uid, request_id")
     assert rows and all(r["n"] == 1 for r in rows)
+    assert len({r["uid"] for r in rows}) == 2
 
 
 async def test_v1_only_provider(client) -> None:

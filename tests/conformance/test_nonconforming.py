@@ -8,6 +8,7 @@ from pathlib import Path
 from inspector.conformance import ConformanceSetup, Observer, Outcome, Scenario, run_conformance
 from inspector.virtual import VirtualDevice
 from inspector.virtual.apps.badprovider import NONCONFORMING_FAULTS
+from inspector.virtual.callers import second_caller_connector
 
 BAD = "com.example.badprovider"
 
@@ -31,6 +32,8 @@ EXPECTED: dict[str, set[str]] = {
     # seen through the provider's audit read tool (WIPES): every run of wipe_data counts
     "no_mutation_dedup": {"idempotency.replay", "idempotency.different_args",
                           "idempotency.concurrent", "idempotency.retry_after_timeout"},
+    # seen only by a second caller (the virtual device's consumer app)
+    "session_any_caller": {"caller.session_token_bound"},
 }
 
 #: the provider's own (conforming) audit read tool: `count` grows by one per wipe
@@ -50,8 +53,9 @@ def test_every_fault_is_mapped() -> None:
     assert [f for f, checks in EXPECTED.items() if not checks] == []
 
 
-async def test_bad_provider_fails_exactly_its_faults(client) -> None:
-    report = await run_conformance(client, BAD, setup=WIPE_SETUP)
+async def test_bad_provider_fails_exactly_its_faults(client, device: VirtualDevice) -> None:
+    report = await run_conformance(client, BAD, setup=WIPE_SETUP,
+                                   second_caller=second_caller_connector(device))
     not_passing = {r.check_id for r in report.results
                    if r.outcome in (Outcome.FAIL, Outcome.WARNING, Outcome.ERROR)}
     assert not_passing == set().union(*EXPECTED.values())
@@ -68,8 +72,17 @@ async def test_bad_provider_fails_exactly_its_faults(client) -> None:
     assert report.result("idempotency.different_args").evidence.observed["effect"] == {
         ".count": 1}
     # it has no confirmation, async or large-result call: those checks say so
-    for cid in ("confirmation.approve", "async.restart_recovery", "large.file_result"):
+    for cid in ("confirmation.approve", "async.restart_recovery", "large.file_result",
+                "caller.operation_bound", "caller.resume_token_bound"):
         assert report.result(cid).outcome == Outcome.NEEDS_SETUP, cid
+    # another app presenting the relay's session token was served
+    token = report.result("caller.session_token_bound")
+    assert "not bound to the calling UID" in token.message
+    assert token.evidence.observed["other_caller_got"]["kind"] == "success"
+    # with no dedup at all, a second caller's wipe is never another caller's result (by the
+    # end of a full run the observer's list outgrows the bad 1024-byte inline limit, so the
+    # check may need setup instead; tests/conformance/test_callers.py runs it on its own)
+    assert report.result("caller.dedup_per_caller").outcome != Outcome.FAIL
 
 
 async def test_without_a_scenario_dedup_checks_need_setup(client, device: VirtualDevice

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from inspector.protocol.bundle import Bundle
-from inspector.virtual.app import CallContext
+from inspector.virtual.app import CallContext, Caller
 from inspector.virtual.cetp_provider import (
     CetpProvider,
     Scope,
@@ -139,6 +140,14 @@ NONCONFORMING_FAULTS: tuple[NonConformance, ...] = (
         rule="every tool with effect != read deduplicates by request_id",
         how="wipe_data runs again on every retry with the same request_id (its conforming "
         "read tool list_executions shows each run, so an observer sees the second one)",
+    ),
+    NonConformance(
+        id="session_any_caller",
+        section="§2.2",
+        rule="session_token is bound to the calling UID; another caller presenting it gets "
+        "NEGOTIATION_REQUIRED or INVALID_REQUEST",
+        how="a session token is accepted from any app (only a second caller can see this: "
+        "the virtual device's consumer apps, inspector/virtual/callers.py)",
     ),
 )
 
@@ -298,6 +307,14 @@ class BadProvider(CetpProvider):
     def new_session(self, uid: int, version: int, capabilities: list[str]) -> Session:
         self.negotiations += 1
         return super().new_session(uid, version, capabilities)
+
+    def check_envelope(self, ctx: CallContext, extras: Bundle) -> Session:
+        # fault session_any_caller: the token's own UID stands in for the calling one
+        token = extras.get("session_token")
+        session = self.sessions.get(token) if isinstance(token, str) else None
+        if session is not None and session.uid != ctx.caller.uid:
+            ctx = replace(ctx, caller=Caller(uid=session.uid, package=ctx.caller.package))
+        return super().check_envelope(ctx, extras)
 
     # -- descriptor faults --
     def tool_descriptor(self, spec: ToolSpec, session: Session) -> dict[str, Any]:
