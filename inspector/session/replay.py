@@ -8,6 +8,12 @@ make every call fail are refreshed: the session token from a replayed `negotiate
 the recorded one, and `deadline_at_ms` is moved to now plus the original budget.
 The result is a side-by-side diff of recorded vs new responses.
 
+AndyClaw extension calls (exchange kind `extension`) are re-issued through the bridge they
+were recorded on (service transact, provider call, broadcast, activity). Extension
+functions carry no read/mutation annotation, so every function call is a mutation: re-run
+only after confirmation. Reading the manifest (the raw resource, GET_MANIFEST) is a read.
+Extension result strings are diffed as JSON when both sides parse, else as text.
+
 `recorded_providers` turns a session into data the virtual device can serve, so someone
 without the phone can explore the exact behaviour that was reported.
 """
@@ -24,7 +30,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from inspector.protocol import andyclaw as ac
 from inspector.protocol.bundle import Bundle, Long, from_jsonable, to_jsonable
+from inspector.protocol.cetp import ProtocolViolation
 from inspector.protocol.exchange import Exchange, ExchangeKind, ExchangeStatus
 from inspector.relay.api import RelayApi, RelayError
 from inspector.session.journal import JournalContents
@@ -34,6 +42,9 @@ MUTATION_METHODS = frozenset({"execute_tool", "cancel_operation"})
 VOLATILE_KEYS = frozenset({"session_token", "expires_at", "deadline_at_ms", "request_id"})
 """Keys that differ between runs by design; ignored by the diff and by response matching."""
 DEFAULT_BUDGET_MS = 30_000
+EXTENSION_CALL_METHODS = frozenset(b.value for b in ac.Bridge)
+"""Extension exchange methods that run a function (the bridge name): always mutations."""
+EXTENSION_READ_METHODS = frozenset({"read_resource", "service:GET_MANIFEST"})
 
 Confirm = Callable[[Exchange], bool | Awaitable[bool]]
 
@@ -120,7 +131,13 @@ def read_only_tools_from(exchanges: Iterable[Exchange]) -> set[str]:
 
 def classify(ex: Exchange, read_only_tools: Iterable[str] = ()) -> ReplayKind:
     """Read, mutation or not replayable. Unknown methods and tools count as mutations."""
-    if ex.kind != ExchangeKind.CETP or ex.status == ExchangeStatus.REFUSED:
+    if ex.status == ExchangeStatus.REFUSED:
+        return ReplayKind.SKIP
+    if ex.kind == ExchangeKind.EXTENSION:
+        if ex.method in EXTENSION_READ_METHODS:
+            return ReplayKind.READ
+        return ReplayKind.MUTATION if ex.method in EXTENSION_CALL_METHODS else ReplayKind.SKIP
+    if ex.kind != ExchangeKind.CETP:
         return ReplayKind.SKIP
     if ex.method in READ_METHODS:
         return ReplayKind.READ
@@ -149,6 +166,31 @@ def diff_responses(
     """Differences between two typed-JSON replies; JSON strings are compared structurally."""
     out: list[DiffEntry] = []
     _diff_typed(recorded, new, "", frozenset(ignore_keys), out)
+    return out
+
+
+def _parse_any(s: Any) -> tuple[bool, Any]:
+    if not isinstance(s, str):
+        return False, None
+    try:
+        return True, json.loads(s)
+    except (ValueError, RecursionError):
+        return False, None
+
+
+def diff_text_replies(recorded: Any, new: Any, ignore_keys: Iterable[str] = VOLATILE_KEYS
+                      ) -> list[DiffEntry]:
+    """Differences between two plain replies (extension result strings, or plain JSON):
+    strings that parse as JSON are compared as JSON, anything else as text."""
+    ok_a, ja = _parse_any(recorded)
+    ok_b, jb = _parse_any(new)
+    a = ja if ok_a else recorded
+    b = jb if ok_b else new
+    out: list[DiffEntry] = []
+    if (ok_a or not isinstance(recorded, str)) and (ok_b or not isinstance(new, str)):
+        _diff_json(a, b, "", frozenset(ignore_keys), out)
+    elif recorded != new:
+        out.append(DiffEntry(path="(reply)", recorded=recorded, new=new))
     return out
 
 
@@ -294,6 +336,8 @@ class Replayer:
                 action=ReplayAction.DECLINED,
                 reason="mutations are only replayed after confirmation",
             )
+        if ex.kind == ExchangeKind.EXTENSION:
+            return await self._replay_extension(ex, base)
         extras = self.prepare(ex)
         sent = to_jsonable(extras)
         try:
@@ -319,11 +363,98 @@ class Replayer:
             diff=diff_responses(ex.response, new, self.ignore_keys),
         )
 
+    async def _replay_extension(self, ex: Exchange, base: dict[str, Any]) -> ReplayResult:
+        """Re-issue one AndyClaw exchange through the bridge it was recorded on."""
+        try:
+            sent, recorded, new, err = await self._issue_extension(ex)
+        except RelayError as exc:
+            return ReplayResult(**base, action=ReplayAction.REISSUED,
+                                request=ex.request, error_code=exc.code,
+                                error_message=exc.message)
+        except (ValueError, TypeError, KeyError) as exc:
+            return ReplayResult(**base, action=ReplayAction.SKIPPED,
+                                reason=f"the recorded {ex.method} request cannot be re-sent: "
+                                f"{exc}")
+        code, message = err if err is not None else (None, None)
+        if ex.method in ("provider", "broadcast"):
+            diff = _diff_typed_or_none(recorded, new, self.ignore_keys)
+        else:
+            diff = diff_text_replies(recorded, new, self.ignore_keys)
+        if isinstance(recorded, str) or isinstance(new, str):  # shown like a typed String
+            recorded, new = _typed_text(recorded), _typed_text(new)
+        return ReplayResult(**{**base, "recorded": recorded}, action=ReplayAction.REISSUED,
+                            request=sent, new=new, error_code=code, error_message=message,
+                            diff=diff)
+
+    async def _issue_extension(
+        self, ex: Exchange
+    ) -> tuple[Any, Any, Any, tuple[str, str] | None]:
+        """(request sent, recorded reply, new reply, (error code, message) or None)."""
+        package = ex.package
+        req = ex.request
+        if not package:
+            raise ValueError("the exchange names no package")
+        if ex.method in ("service", "service:GET_MANIFEST"):
+            if not isinstance(req, dict):
+                raise ValueError("no recorded transaction")
+            code = int(req.get("code") or ac.TRANSACTION_EXECUTE)
+            strings = [s if isinstance(s, str) else None for s in req.get("strings") or []]
+            action = str(req.get("action") or ac.ACTION_EXTENSION_SERVICE)
+            descriptor = str(req.get("descriptor") or ac.DESCRIPTOR)
+            tr = await self.relay.bind_transact(package, action, descriptor, code, strings,
+                                                self.timeout_ms)
+            err = None
+            if tr.exception is not None:
+                err = ("EXCEPTION", f"{tr.exception.get('class')}: "
+                       f"{tr.exception.get('message')}")
+            return req, ex.response, tr.reply, err
+        if ex.method == "read_resource":
+            if not isinstance(req, dict):
+                raise ValueError("no recorded resource request")
+            res = await self.relay.read_resource(package, int(req["resource_id"]),
+                                                 int(req.get("max_bytes") or 1024 * 1024))
+            try:
+                functions: Any = [f.model_dump() for f in ac.parse_manifest_array(res.data)]
+            except ProtocolViolation as v:
+                return req, ex.decoded, None, ("MALFORMED_MANIFEST", str(v))
+            return req, ex.decoded, functions, None
+        extras = from_jsonable(req) if req is not None else None
+        if not isinstance(extras, Bundle):
+            raise ValueError("the recorded extras are not a Bundle")
+        sent = to_jsonable(extras)
+        if ex.method == "provider":
+            reply = await self.relay.call(ac.host_authority(package), ac.PROVIDER_METHOD_EXECUTE,
+                                          extras, timeout_ms=self.timeout_ms)
+            return sent, ex.response, to_jsonable(reply) if reply is not None else None, None
+        if ex.method == "broadcast":
+            br = await self.relay.broadcast(package, ac.ACTION_EXTENSION_BROADCAST, extras,
+                                            ac.response_action(package), self.timeout_ms)
+            new = to_jsonable(br.reply) if br.reply is not None else None
+            err = ("TIMEOUT", "no reply broadcast arrived in time") if br.timed_out else None
+            return sent, ex.response, new, err
+        st = await self.relay.start_activity(package, ac.ACTION_EXTENSION_ACTION, extras)
+        decoded = ex.decoded if isinstance(ex.decoded, dict) else {}
+        recorded = {"launched": decoded.get("launched"), "component": decoded.get("component")}
+        new_act = {"launched": st.launched, "component": st.component}
+        err = None if st.launched else ("NOT_LAUNCHED", "no activity was launched")
+        return sent, recorded, new_act, err
+
     async def replay(self, exchanges: Iterable[Exchange]) -> ReplayReport:
         report = ReplayReport()
         for ex in exchanges:
             report.results.append(await self.replay_one(ex))
         return report
+
+
+def _typed_text(value: Any) -> Any:
+    """A result string in the typed-JSON form of a String (how replies are displayed)."""
+    return {"t": "String", "v": value} if isinstance(value, str) else value
+
+
+def _diff_typed_or_none(recorded: Any, new: Any, ignore: Iterable[str]) -> list[DiffEntry]:
+    if recorded is None or new is None:
+        return [] if recorded == new else [DiffEntry(path="(reply)", recorded=recorded, new=new)]
+    return diff_responses(recorded, new, ignore)
 
 
 async def replay_session(
@@ -435,3 +566,91 @@ def recorded_providers(session: JournalContents) -> list[RecordedProvider]:
         if ex.method in READ_METHODS - {"get_operation"} and ex.status == ExchangeStatus.SUCCESS:
             p.descriptors[ex.method] = ex.response
     return list(providers.values())
+
+
+# ---------------------------------------------------------------------------------------
+# Recorded AndyClaw extensions
+
+
+class RecordedExtensionCall(BaseModel):
+    """One recorded function call through a bridge, as the virtual device plays it back."""
+
+    bridge: str  # service | provider | broadcast | activity
+    function: str
+    params: Any = None  # the params JSON parsed (the raw text when it does not parse)
+    response: Any = None  # service: result string; provider/broadcast: typed JSON; activity: None
+    decoded: Any = None  # the ExtensionReply as recorded
+    status: str = ""
+
+
+class RecordedExtension(BaseModel):
+    """An AndyClaw extension as recorded: package record, manifests and function calls."""
+
+    package: str
+    extension_id: str = ""
+    package_record: Any = None
+    manifest_resource_id: int | None = None
+    manifest_functions: list[Any] | None = None  # the raw resource as parsed, if read
+    service_manifest: str | None = None  # the GET_MANIFEST reply string, if recorded
+    calls: list[RecordedExtensionCall] = Field(default_factory=list)
+
+
+def params_value(params: Any) -> Any:
+    """Params text → its JSON value (the text itself when it does not parse)."""
+    ok, value = _parse_any(params)
+    return value if ok else params
+
+
+def extension_call(ex: Exchange) -> RecordedExtensionCall | None:
+    """The bridge, function and params of a recorded extension call (None if not one)."""
+    if ex.kind != ExchangeKind.EXTENSION:
+        return None
+    function: Any = None
+    params: Any = None
+    if ex.method == "service":
+        strings = ex.request.get("strings") if isinstance(ex.request, dict) else None
+        if isinstance(strings, list) and strings:
+            function = strings[0]
+            params = strings[1] if len(strings) > 1 else None
+    else:
+        try:
+            extras = from_jsonable(ex.request) if ex.request is not None else None
+        except (TypeError, ValueError, KeyError):
+            extras = None
+        if isinstance(extras, Bundle):
+            function, params = extras.get(ac.EXTRA_FUNCTION), extras.get(ac.EXTRA_PARAMS)
+    if not isinstance(function, str):
+        return None
+    return RecordedExtensionCall(
+        bridge=ex.method, function=function, params=params_value(params),
+        response=ex.response, decoded=ex.decoded, status=str(ex.status))
+
+
+def recorded_extensions(session: JournalContents) -> list[RecordedExtension]:
+    """One `RecordedExtension` per package with recorded extension exchanges."""
+    found: dict[str, RecordedExtension] = {}
+    for ex in session.exchanges:
+        if ex.kind != ExchangeKind.EXTENSION or not ex.package:
+            continue
+        if ex.status in (ExchangeStatus.REFUSED, ExchangeStatus.PENDING):
+            continue
+        if ex.status == ExchangeStatus.TRANSPORT_ERROR and not isinstance(ex.decoded, dict):
+            continue  # the relay failed: nothing the extension did (a timeout is kept)
+        rec = found.get(ex.package)
+        if rec is None:
+            rec = found[ex.package] = RecordedExtension(
+                package=ex.package, extension_id=ex.target,
+                package_record=_package_record(session, ex.package))
+        if ex.method == "read_resource" and isinstance(ex.request, dict):
+            rid = ex.request.get("resource_id")
+            rec.manifest_resource_id = rid if isinstance(rid, int) else None
+            if ex.status == ExchangeStatus.SUCCESS and isinstance(ex.decoded, list):
+                rec.manifest_functions = ex.decoded
+        elif ex.method == "service:GET_MANIFEST":
+            if isinstance(ex.response, str):
+                rec.service_manifest = ex.response
+        elif ex.method in EXTENSION_CALL_METHODS:
+            call = extension_call(ex)
+            if call is not None:
+                rec.calls.append(call)
+    return list(found.values())

@@ -56,6 +56,8 @@ from inspector.session.replay import (
     ReplayReport,
     ReplayResult,
     classify,
+    extension_call,
+    params_value,
     read_only_tools_from,
 )
 from inspector.ui import theme
@@ -425,6 +427,14 @@ ConfirmMutation = Callable[[Exchange, bool], bool | Awaitable[bool]]
 
 def mutation_prompt(ex: Exchange, new_ids: bool) -> str:
     """The confirmation text for one recorded mutation (plain, bounded)."""
+    call = extension_call(ex)
+    if call is not None:  # AndyClaw: no annotations and no request ids to lean on
+        params = json.dumps(params_value(call.params), ensure_ascii=False)
+        return bound(
+            f"Re-run this recorded extension call?\n\n{call.function} via the {call.bridge} "
+            f"bridge of {ex.package or ex.target}\nparams: {params}\n\nExtension functions "
+            "declare no read/write semantics and carry no request id: the extension may act "
+            "again.", 2000, single_line=False)
     args = ""
     req = readable(ex.request)
     if isinstance(req, dict) and "args" in req:

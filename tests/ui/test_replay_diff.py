@@ -166,3 +166,15 @@ def test_default_confirmation_dialog_and_closing_mid_run(qtbot, vclient, tmp_pat
         spawner().on_error = None
     assert errors == [] and not panel.running
     assert "Cancelled" in panel.status.text()
+
+
+def test_an_extension_call_prompt_names_function_params_and_bridge() -> None:
+    """Extension calls have no request ids: the prompt says what will run instead."""
+    ex = Exchange(kind="extension", target="dice", package="com.example.dice",
+                  method="broadcast", request={"t": "Bundle", "v": {
+                      "function": {"t": "String", "v": "roll"},
+                      "params": {"t": "String", "v": '{"sides": 6}'}}})
+    text = mutation_prompt(ex, False)
+    assert "roll via the broadcast bridge of com.example.dice" in text
+    assert '{"sides": 6}' in text and "request id" in text and "may act again" in text
+    assert mutation_prompt(ex, True) == text  # the new-id option does not apply

@@ -9,14 +9,22 @@ from pathlib import Path
 
 import pytest
 
+from inspector.consumer import errors as cerr
+from inspector.consumer.andyclaw_host import ExtensionHost
 from inspector.consumer.engine import ProviderSession
 from inspector.consumer.execution import ExecState
 from inspector.consumer.recorder import Recorder
+from inspector.protocol import andyclaw as ac
 from inspector.protocol.bundle import Bundle, Int, to_jsonable
 from inspector.protocol.discovery import discover
 from inspector.session.bundle_file import create_bundle, open_bundle
 from inspector.session.journal import REDACTED, JournalWriter, read_journal
-from inspector.session.replay import RecordedCall, RecordedProvider
+from inspector.session.replay import (
+    RecordedCall,
+    RecordedExtension,
+    RecordedExtensionCall,
+    RecordedProvider,
+)
 from inspector.virtual import VirtualApp, VirtualDevice
 from inspector.virtual.apps.finance import FinanceProvider
 from inspector.virtual.apps.replayed import (
@@ -209,7 +217,7 @@ def test_unusable_sources_are_clear_errors(tmp_path: Path) -> None:
         install_bundle(device, junk)
     empty = JournalWriter.create(name="empty", device={}, directory=tmp_path / "s")
     empty.close()
-    with pytest.raises(ReplayLoadError, match="no CETP provider call"):
+    with pytest.raises(ReplayLoadError, match="no CETP provider or AndyClaw extension call"):
         install_bundle(device, empty.path)
     with pytest.raises(ValueError, match="at least one"):
         ReplayedApp([])
@@ -264,3 +272,42 @@ async def test_a_recorded_confirmation_is_played_back(tmp_path: Path) -> None:
     finally:
         await client.close()
         await replay.aclose()
+
+
+async def test_recorded_extension_failures_are_played_back(tmp_path: Path) -> None:
+    """An exception, a broadcast timeout and an activity not launched, as recorded; the
+    manifest is synthesized (no package record) and marked so."""
+    pkg = "com.example.flaky"
+    ext = RecordedExtension(package=pkg, extension_id=f"apk:{pkg}", calls=[
+        RecordedExtensionCall(bridge="service", function="boom", params={},
+                              decoded={"outcome": "exception",
+                                       "exception_class": "java.lang.IllegalStateException",
+                                       "exception_message": "bad state"}),
+        RecordedExtensionCall(bridge="broadcast", function="slow", params={},
+                              decoded={"outcome": "timeout"}),
+        RecordedExtensionCall(bridge="activity", function="open", params={},
+                              decoded={"outcome": "not_launched", "launched": False}),
+    ])
+    app = ReplayedApp(extension=ext)
+    device = VirtualDevice(tmp_path / "device", apps=[app])
+    client = await connect_virtual_device(device)
+    try:
+        [decl] = discover(await client.discover(pkg)).extensions
+        assert {b.bridge for b in decl.bridges} == {
+            ac.Bridge.SERVICE, ac.Bridge.BROADCAST, ac.Bridge.ACTIVITY}
+        assert app.manifest.app_meta_data[SYNTHESIZED_META] is True
+        host = ExtensionHost(client, decl, timeout_ms=300)
+        r = await host.execute("boom", {}, bridge=ac.Bridge.SERVICE)
+        assert (r.outcome, r.exception_class, r.exception_message) == (
+            "exception", "java.lang.IllegalStateException", "bad state")
+        r = await host.execute("slow", {}, bridge=ac.Bridge.BROADCAST)
+        assert r.outcome == "timeout"
+        with pytest.raises(cerr.TransportFailure, match="recorded as not launched"):
+            await host.execute("open", {}, bridge=ac.Bridge.ACTIVITY)
+        r = await host.execute("boom", {"x": 1}, bridge=ac.Bridge.SERVICE)
+        assert r.in_band_error is not None and "not in the recording" in r.in_band_error
+        with pytest.raises(cerr.MalformedReply):  # GET_MANIFEST was not recorded
+            await host.get_manifest()
+    finally:
+        await client.close()
+        await device.aclose()

@@ -23,6 +23,16 @@ teammate without the phone or the app can explore the exact behaviour that was r
   the recorded session lifetime, so a consumer does not see a session that expired before
   the replay started (the same reason `Replayer` refreshes deadlines).
 
+Recorded AndyClaw extensions are played back by the same app (`extension=`): the package
+record as recorded (application meta-data and bridge components; synthesized from the
+recorded calls and marked with `SYNTHESIZED_META` when missing), the raw manifest resource
+(rebuilt from the functions parsed when it was read) and GET_MANIFEST if they were
+recorded, and each bridge answering the recorded reply of the same bridge, function and
+params (params compared as JSON). Anything else gets a clear error that says "not in the
+recording": an `error` reply (service: a `{"error": ...}` result string; provider and
+broadcast: the `error` extra); the activity bridge refuses the start with a relay error
+carrying that message (the device has no way yet for an app to answer launched=false).
+
 A PendingIntent in a recorded reply (a `USER_ACTION_REQUIRED` resolution) is replaced by a
 live one showing a "Replayed confirmation" screen: approving resumes into the recorded
 resumed call, denying cancels. File results are served as recorded, but their bytes are not
@@ -38,14 +48,37 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from inspector.protocol import andyclaw as ac
 from inspector.protocol.bundle import Bundle, PendingIntentHandle, from_jsonable, to_jsonable
 from inspector.protocol.exchange import ExchangeKind, ExchangeStatus
+from inspector.relay.api import NOT_FOUND, RelayError
 from inspector.session.journal import JournalContents
-from inspector.session.replay import RecordedCall, RecordedProvider, recorded_providers
-from inspector.virtual.app import CallContext, ConfirmationScreen, PendingActivity, VirtualApp
+from inspector.session.replay import (
+    RecordedCall,
+    RecordedExtension,
+    RecordedExtensionCall,
+    RecordedProvider,
+    params_value,
+    recorded_extensions,
+    recorded_providers,
+)
+from inspector.virtual.app import (
+    CallContext,
+    ConfirmationScreen,
+    PendingActivity,
+    TransactResult,
+    VirtualApp,
+)
 from inspector.virtual.cetp_wire import CetpError, dumps, v1_error, v2_error
 from inspector.virtual.manifest import (
     ACCESS_TOOLS_DECL,
+    EXT_ACTIVITY_ACTION,
+    EXT_BROADCAST_ACTION,
+    EXT_META,
+    EXT_META_ID,
+    EXT_META_MANIFEST,
+    EXT_META_NAME,
+    EXT_SERVICE_ACTION,
     META_AUTHORITY,
     META_VERSION,
     META_VERSIONS,
@@ -77,6 +110,8 @@ IGNORED_KEYS = frozenset(
 )
 """Request keys that never take part in matching (run-specific or redacted secrets)."""
 DEFAULT_SESSION_LIFETIME_MS = 3_600_000
+DEFAULT_MANIFEST_RESOURCE_ID = 0x7F0F0000
+"""The raw manifest resource id of a synthesized extension whose read did not record one."""
 
 
 class ReplayLoadError(Exception):
@@ -274,6 +309,95 @@ def _replayed_activity(ctx: CallContext, recorded: PendingIntentHandle, authorit
 
 
 # ---------------------------------------------------------------------------------------
+# AndyClaw extensions
+
+
+def extension_key(bridge: str, function: str, params: Any) -> str:
+    """Bridge + function + params as canonical JSON (key order does not matter)."""
+    return json.dumps([bridge, function, params_value(params)], sort_keys=True, default=str)
+
+
+class _PlayedExtension:
+    """One recorded extension with a cursor per distinct call (like `_PlayedProvider`)."""
+
+    def __init__(self, recorded: RecordedExtension) -> None:
+        self.recorded = recorded
+        self._cursor: dict[str, int] = {}
+        self.by_key: dict[str, list[RecordedExtensionCall]] = {}
+        for c in recorded.calls:
+            self.by_key.setdefault(extension_key(c.bridge, c.function, c.params), []).append(c)
+
+    def choose(self, bridge: ac.Bridge, function: Any, params: Any
+               ) -> RecordedExtensionCall | str:
+        """The recorded call, or the message saying it is not in the recording."""
+        fn = function if isinstance(function, str) else ""
+        key = extension_key(bridge.value, fn, params)
+        same = self.by_key.get(key)
+        if same:
+            i = self._cursor.get(key, 0)
+            self._cursor[key] = i + 1
+            return same[min(i, len(same) - 1)]
+        pkg = self.recorded.package
+        recorded = [c for c in self.recorded.calls if c.bridge == bridge.value and c.function == fn]
+        if not recorded:
+            return (f"a call of {fn[:64]!r} through the {bridge.value} bridge is not in the "
+                    f"recording of {pkg}")
+        shown = sorted({json.dumps(c.params, sort_keys=True, default=str)[:200]
+                        for c in recorded})[:5]
+        return (f"{fn[:64]} with these params is not in the recording of {pkg} "
+                f"(recorded params: {'; '.join(shown)})")
+
+
+def _extension_meta(ext: RecordedExtension) -> dict[str, MetaValue]:
+    meta: dict[str, MetaValue] = {EXT_META: True, EXT_META_NAME: ext.package}
+    if ext.extension_id and ext.extension_id != ac.default_extension_id(ext.package):
+        meta[EXT_META_ID] = ext.extension_id
+    if ext.manifest_functions is not None or ext.manifest_resource_id is not None:
+        meta[EXT_META_MANIFEST] = ext.manifest_resource_id or DEFAULT_MANIFEST_RESOURCE_ID
+    return meta
+
+
+def _with_extension(m: PackageManifest, ext: RecordedExtension) -> tuple[PackageManifest, bool]:
+    """`m` plus whatever the recorded extension needs that `m` does not declare (meta-data,
+    bridge components); True when something had to be added (synthesized)."""
+    bridges = {c.bridge for c in ext.calls}
+    if ext.service_manifest is not None:
+        bridges.add(ac.Bridge.SERVICE.value)
+    update: dict[str, Any] = {}
+    meta = {k: v for k, v in _extension_meta(ext).items() if k not in m.app_meta_data}
+    if EXT_META in meta or EXT_META_MANIFEST in meta:
+        update["app_meta_data"] = {**m.app_meta_data, **meta}
+    if ac.Bridge.SERVICE.value in bridges and not any(
+            EXT_SERVICE_ACTION in s.actions for s in m.services):
+        update["services"] = (
+            *m.services,
+            ServiceDecl(name=".ReplayedExtensionService", actions=(EXT_SERVICE_ACTION,)))
+    authority = ac.host_authority(ext.package)
+    if ac.Bridge.PROVIDER.value in bridges and authority not in _authorities(m):
+        update["providers"] = (
+            *m.providers, ProviderDecl(name=".ReplayedExtensionProvider", authority=authority))
+    if ac.Bridge.BROADCAST.value in bridges and not any(
+            EXT_BROADCAST_ACTION in r.actions for r in m.receivers):
+        update["receivers"] = (
+            *m.receivers,
+            ComponentDecl(name=".ReplayedExtensionReceiver", actions=(EXT_BROADCAST_ACTION,)))
+    if ac.Bridge.ACTIVITY.value in bridges and not any(
+            EXT_ACTIVITY_ACTION in a.actions for a in m.activities):
+        update["activities"] = (
+            *m.activities,
+            ComponentDecl(name=".ReplayedExtensionActivity", actions=(EXT_ACTIVITY_ACTION,)))
+    if not update:
+        return m, False
+    update["app_meta_data"] = {**update.get("app_meta_data", m.app_meta_data),
+                               SYNTHESIZED_META: True}
+    return m.model_copy(update=update), True
+
+
+def _not_recorded_reply(message: str) -> str:
+    return dumps({"error": message})
+
+
+# ---------------------------------------------------------------------------------------
 # Declarations
 
 
@@ -414,34 +538,48 @@ def declarations_for(discovery: Any, package: str) -> Any:
 
 
 class ReplayedApp(VirtualApp):
-    """Plays back the recorded CETP providers of one package (see the module docstring)."""
+    """Plays back the recorded CETP providers and AndyClaw extension of one package (see the
+    module docstring)."""
 
     def __init__(
         self,
-        providers: Iterable[RecordedProvider],
+        providers: Iterable[RecordedProvider] = (),
         *,
         declarations: Any = None,
         package: str | None = None,
         session_lifetimes_ms: Mapping[str, int] | None = None,
+        extension: RecordedExtension | None = None,
     ) -> None:
         """`declarations`: the package record or CETP declaration dicts recorded for the
         package (None: synthesize). `session_lifetimes_ms`: authority → recorded
-        negotiate lifetime (expires_at minus the negotiate time)."""
+        negotiate lifetime (expires_at minus the negotiate time). `extension`: the
+        package's recorded AndyClaw extension, if any."""
         provs = list(providers)
-        if not provs:
-            raise ValueError("a replayed app needs at least one recorded provider")
-        pkg = package or provs[0].package or provs[0].authority
+        if not provs and extension is None:
+            raise ValueError("a replayed app needs at least one recorded provider or extension")
+        pkg = package or (provs[0].package or provs[0].authority if provs
+                          else extension.package if extension is not None else "")
         super().__init__(package=pkg, label=pkg)
+        self.extension = _PlayedExtension(extension) if extension is not None else None
+        self.launches: list[tuple[str, Any]] = []  # activity starts played back
         lifetimes = dict(session_lifetimes_ms or {})
         self.recorded = {p.authority: p for p in provs}
         self.played = {
             p.authority: _PlayedProvider(p, lifetimes.get(p.authority)) for p in provs
         }
         self.declarations = declarations if declarations is not None else next(
-            (p.package_record for p in provs if p.package_record is not None), None)
+            (p.package_record for p in provs if p.package_record is not None),
+            extension.package_record if extension is not None else None)
         self.synthesized = False
 
     def build_manifest(self) -> PackageManifest:
+        m = self._cetp_manifest()
+        if self.extension is not None:
+            m, added = _with_extension(m, self.extension.recorded)
+            self.synthesized = self.synthesized or added
+        return m
+
+    def _cetp_manifest(self) -> PackageManifest:
         m: PackageManifest | None = None
         decl = _plain_record(self.declarations)
         try:
@@ -483,12 +621,94 @@ class ReplayedApp(VirtualApp):
     async def call(
         self, ctx: CallContext, authority: str, method: str, arg: str | None, extras: Bundle | None
     ) -> Bundle | None:
+        if self.extension is not None and authority == ac.host_authority(self.package):
+            return self._provider_bridge(method, extras)
         played = self.played.get(authority)
         if played is None:
             return v2_error(CetpError(
                 "METHOD_NOT_FOUND", f"{authority[:120]} is not in the recording",
                 details={"replay": "not_recorded"}), None)
         return played.reply(method, extras, ctx)
+
+
+    # --- AndyClaw bridges ------------------------------------------------------------------
+    def raw_resources(self) -> dict[int, tuple[str, bytes]]:
+        ext = self.extension.recorded if self.extension is not None else None
+        if ext is None or ext.manifest_functions is None:
+            return {}
+        rid = ext.manifest_resource_id or DEFAULT_MANIFEST_RESOURCE_ID
+        data = json.dumps(ext.manifest_functions, indent=2).encode("utf-8")
+        return {rid: ("raw/extension_manifest", data)}
+
+    async def transact(
+        self, ctx: CallContext, action: str, descriptor: str, code: int, strings: list[str | None]
+    ) -> TransactResult:
+        if self.extension is None or action != EXT_SERVICE_ACTION:
+            raise NotImplementedError
+        if descriptor != ac.DESCRIPTOR:
+            return TransactResult(exception_class="java.lang.SecurityException",
+                                  exception_message="Binder invocation to an incorrect interface")
+        ext = self.extension.recorded
+        if code == ac.TRANSACTION_GET_MANIFEST:
+            if ext.service_manifest is None:
+                return TransactResult(reply=_not_recorded_reply(
+                    f"GET_MANIFEST is not in the recording of {self.package}"))
+            return TransactResult(reply=ext.service_manifest)
+        if code != ac.TRANSACTION_EXECUTE:
+            return TransactResult()  # super.onTransact → false: an empty reply parcel
+        function = strings[0] if strings else None
+        params = strings[1] if len(strings) > 1 else None
+        chosen = self.extension.choose(ac.Bridge.SERVICE, function, params)
+        if isinstance(chosen, str):
+            return TransactResult(reply=_not_recorded_reply(chosen))
+        decoded = chosen.decoded if isinstance(chosen.decoded, Mapping) else {}
+        if decoded.get("outcome") == "exception":
+            return TransactResult(exception_class=str(decoded.get("exception_class") or ""),
+                                  exception_message=decoded.get("exception_message"))
+        reply = chosen.response
+        return TransactResult(reply=reply if isinstance(reply, str) else None)
+
+    def _recorded_bundle(self, chosen: RecordedExtensionCall | str) -> Bundle | None:
+        if isinstance(chosen, str):
+            return Bundle({ac.REPLY_ERROR: chosen})
+        reply = from_jsonable(chosen.response) if chosen.response is not None else None
+        return reply if isinstance(reply, Bundle) else None
+
+    def _provider_bridge(self, method: str, extras: Bundle | None) -> Bundle | None:
+        assert self.extension is not None
+        if method != ac.PROVIDER_METHOD_EXECUTE:
+            return Bundle({ac.REPLY_ERROR: f"method {method[:64]!r} is not in the recording of "
+                           f"{self.package}"})
+        extras = extras or Bundle()
+        chosen = self.extension.choose(ac.Bridge.PROVIDER, extras.get(ac.EXTRA_FUNCTION),
+                                       extras.get(ac.EXTRA_PARAMS))
+        return self._recorded_bundle(chosen)
+
+    async def on_broadcast(
+        self, ctx: CallContext, action: str, extras: Bundle
+    ) -> tuple[str, Bundle] | None:
+        response_action = extras.get(ac.EXTRA_RESPONSE_ACTION)
+        if self.extension is None or action != EXT_BROADCAST_ACTION:
+            return None
+        if not isinstance(response_action, str):
+            return None  # as the guide's receiver: nowhere to answer
+        chosen = self.extension.choose(ac.Bridge.BROADCAST, extras.get(ac.EXTRA_FUNCTION),
+                                       extras.get(ac.EXTRA_PARAMS))
+        reply = self._recorded_bundle(chosen)
+        return None if reply is None else (response_action, reply)
+
+    async def on_activity_start(self, ctx: CallContext, action: str, extras: Bundle) -> None:
+        if self.extension is None or action != EXT_ACTIVITY_ACTION:
+            return
+        function, params = extras.get(ac.EXTRA_FUNCTION), extras.get(ac.EXTRA_PARAMS)
+        chosen = self.extension.choose(ac.Bridge.ACTIVITY, function, params)
+        if isinstance(chosen, str):
+            raise RelayError(NOT_FOUND, f"{chosen}; the replayed activity was not launched")
+        decoded = chosen.decoded if isinstance(chosen.decoded, Mapping) else {}
+        if decoded.get("launched") is False:
+            raise RelayError(NOT_FOUND, f"{chosen.function[:64]} was recorded as not launched "
+                             f"on {self.package}; the replayed activity was not launched")
+        self.launches.append((chosen.function, chosen.params))
 
 
 def _authorities(m: PackageManifest) -> set[str]:
@@ -520,15 +740,18 @@ def _lifetimes(session: JournalContents) -> dict[str, int]:
 
 
 def replayed_apps(session: JournalContents, declarations: Any = None) -> list[ReplayedApp]:
-    """One `ReplayedApp` per package with recorded CETP calls in `session`."""
+    """One `ReplayedApp` per package with recorded CETP or AndyClaw extension calls."""
     discovery = declarations if declarations is not None else session.latest("discovery")
     lifetimes = _lifetimes(session)
     by_package: dict[str, list[RecordedProvider]] = {}
     for p in recorded_providers(session):
         by_package.setdefault(p.package or p.authority, []).append(p)
+    extensions = {e.package: e for e in recorded_extensions(session)}
+    for pkg in extensions:
+        by_package.setdefault(pkg, [])
     return [
         ReplayedApp(provs, package=pkg, declarations=declarations_for(discovery, pkg),
-                    session_lifetimes_ms=lifetimes)
+                    session_lifetimes_ms=lifetimes, extension=extensions.get(pkg))
         for pkg, provs in by_package.items()
     ]
 
@@ -574,8 +797,8 @@ def install_bundle(device: VirtualDevice, path_or_bugreport: Any, *, notify: boo
     apps = replayed_apps(session, decl)
     if not apps:
         raise ReplayLoadError(
-            "the recording holds no CETP provider call to replay (record a session that "
-            "talks to a provider, e.g. with --record NAME)")
+            "the recording holds no CETP provider or AndyClaw extension call to replay "
+            "(record a session that talks to a provider, e.g. with --record NAME)")
     for app in apps:
         device.install(app, notify=notify)
     return [a.package for a in apps]
