@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from inspector.consumer.digest_sink import DigestSink
+from inspector.digest_sink import DigestSink
 from inspector.relay.api import TOO_LARGE, RelayApi, RelayError, StreamEnd
 
 DEFAULT_USER_CAP = 64 * 1024 * 1024

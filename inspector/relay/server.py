@@ -13,13 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import hmac
 import logging
 import os
-import queue
 import socket
-import threading
 import time
 import uuid
 from collections import deque
@@ -27,6 +24,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from inspector.digest_sink import DigestSink
 from inspector.protocol.bundle import Bundle, Int, Long
 from inspector.relay.api import (
     AUTH_FAILED,
@@ -81,84 +79,6 @@ A backend that honours `timeout_ms` itself reports the expiry in its own result 
 below the client's own grace (`inspector.relay.client.TIMEOUT_GRACE_S`), so the relay's
 TIMEOUT still reaches the client before the client gives up.
 """
-HASH_BACKLOG = 8 * 1024 * 1024
-"""Bytes a stream may run ahead of its END-digest thread (bounds the memory held)."""
-
-
-class StreamHasher:
-    """SHA-256 of a byte stream in one worker thread, in order, with a bounded backlog.
-
-    hashlib releases the GIL on large buffers, so hashing here overlaps with the event
-    loop's socket writes (and, on one machine, with the peer's own hashing). One thread
-    per stream and a plain queue cost far less than an executor hop per chunk.
-    """
-
-    def __init__(self, backlog: int = HASH_BACKLOG) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._digest = hashlib.sha256()
-        self._queue: queue.SimpleQueue[memoryview | bytes | None] = queue.SimpleQueue()
-        self._limit = backlog
-        self._held = 0  # bytes queued and not hashed yet
-        self._lock = threading.Lock()
-        self._room: asyncio.Future[None] | None = None
-        self._done: asyncio.Future[None] = self._loop.create_future()
-        self._closed = False
-        self._thread = threading.Thread(target=self._work, name="relay-sha256", daemon=True)
-        self._thread.start()
-
-    def _work(self) -> None:
-        while (item := self._queue.get()) is not None:
-            self._digest.update(item)
-            with self._lock:
-                self._held -= len(item)
-                wake = self._room is not None and self._held <= self._limit // 2
-            if wake:
-                self._call(self._wake)
-        self._call(self._finish)
-
-    def _call(self, fn: Any) -> None:
-        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
-            self._loop.call_soon_threadsafe(fn)
-
-    def _wake(self, force: bool = False) -> None:
-        with self._lock:  # a stale wake-up must not release a newer, still-full wait
-            if not force and self._held > self._limit // 2:
-                return
-            room, self._room = self._room, None
-        if room is not None and not room.done():
-            room.set_result(None)
-
-    def _finish(self) -> None:
-        self._wake(force=True)
-        if not self._done.done():
-            self._done.set_result(None)
-
-    async def update(self, data: memoryview | bytes) -> None:
-        """Queue `data` (not copied: keep it unchanged); waits while the backlog is full."""
-        with self._lock:
-            self._held += len(data)
-            full = self._held > self._limit
-            if full:
-                self._room = self._loop.create_future()
-                room = self._room
-        self._queue.put(data)
-        if full:
-            await room
-
-    async def hexdigest(self) -> str:
-        """The digest of everything queued (waits for the worker to finish)."""
-        self.close()
-        await asyncio.shield(self._done)
-        return self._digest.hexdigest()
-
-    def close(self) -> None:
-        """Let the worker end after the queued data (idempotent; never blocks)."""
-        if not self._closed:
-            self._closed = True
-            self._queue.put(None)
-
-
-
 def error_payload(code: str, message: str, details: Bundle | None = None) -> bytes:
     b = Bundle(code=code, message=message)
     if details is not None:
@@ -426,10 +346,10 @@ class _Connection:
 
         Copy-free: a frame whose payload spans several backend pieces is written as its
         header and the slices back to back (no join). The END digest is computed by a
-        worker thread (`StreamHasher`) while this task keeps sending.
+        worker thread (`inspector.digest_sink.DigestSink`) while this task keeps sending.
         """
         max_bytes, chunk = _stream_limits(args)
-        hasher = StreamHasher()
+        hasher = DigestSink()
         size = 0
         pending: deque[memoryview] = deque()
         pending_len = 0
@@ -445,7 +365,7 @@ class _Connection:
                     )
                 size += n
                 view = memoryview(data).cast("B")
-                await hasher.update(view)
+                await hasher.feed(view)
                 pending.append(view)
                 pending_len += n
                 while pending_len >= chunk:
@@ -454,10 +374,10 @@ class _Connection:
                     pending_len -= chunk
             if pending_len and not await self._send_frame_from(rid, pending, pending_len):
                 return
-            end = Bundle(size=Long(size), sha256=await hasher.hexdigest())
+            end = Bundle(size=Long(size), sha256=await hasher.finish())
             await self._send(FrameType.END, rid, encode_value(end))
         finally:
-            hasher.close()
+            hasher.abort()  # after finish() a no-op; otherwise drop the backlog
             aclose = getattr(it, "aclose", None)
             if aclose is not None:
                 with contextlib.suppress(Exception):

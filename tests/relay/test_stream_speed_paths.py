@@ -3,14 +3,12 @@ the client's recycled receive buffers (which must never change a chunk someone h
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import os
 
 from inspector.relay.api import StreamEnd
 from inspector.relay.client import FrameRecord, RelayClient
 from inspector.relay.frame_protocol import BufferPool
-from inspector.relay.server import StreamHasher
 from tests.relay.fakes import FakeBackend
 
 
@@ -61,22 +59,3 @@ def test_buffer_pool_reuses_only_unreferenced_buffers() -> None:
     other = pool.take(1000)
     assert other is not again and view.obj is again  # held through a view: left alone
     assert len(pool.take(2000)) == 2000
-
-
-async def test_stream_hasher_matches_hashlib_and_bounds_its_backlog() -> None:
-    hasher = StreamHasher(backlog=256 * 1024)
-    pieces = [os.urandom(100_000) for _ in range(30)]
-    for piece in pieces:
-        await hasher.update(memoryview(piece))
-        assert hasher._held <= 256 * 1024 + 100_000  # waits once past the backlog
-    assert await hasher.hexdigest() == hashlib.sha256(b"".join(pieces)).hexdigest()
-
-
-async def test_stream_hasher_close_lets_the_worker_end() -> None:
-    hasher = StreamHasher()
-    await hasher.update(b"abc")
-    hasher.close()
-    hasher.close()  # idempotent
-    await asyncio.wait_for(asyncio.shield(hasher._done), 5)
-    hasher._thread.join(5)
-    assert not hasher._thread.is_alive()

@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from inspector.consumer.digest_sink import DigestSink
+from inspector.digest_sink import DigestSink
 from inspector.tasks import spawn
 
 

@@ -1,7 +1,9 @@
-"""SHA-256 (and the spool-file write) of a streamed file result, off the event loop.
+"""SHA-256 (and optionally a spool-file write) of a byte stream, off the event loop.
 
-Verifying a 256 MiB result means hashing every byte and usually writing it to disk. Done
-inline, that CPU time stalls the socket reads; an executor hop per chunk costs more than
+Shared by both ends of a file result: the relay server core hashes what it sends for the
+END digest, the consumer hashes (and spools) what it receives to verify it. Verifying a
+256 MiB result means hashing every byte and usually writing it to disk. Done
+inline, that CPU time stalls the socket reads and writes; an executor hop per chunk costs more than
 it saves. `DigestSink` keeps one worker thread per stream fed by a plain queue: hashlib
 and file writes release the GIL, so the loop keeps receiving while the worker hashes and
 writes, in order. The backlog is bounded, so memory stays flat whatever the file size.
