@@ -42,6 +42,8 @@ async def cmd_virtual_fault(ctx: Ctx) -> int:
         args["when"] = a.when
     if a.count is not None:
         args["count"] = a.count
+    if a.mode is not None:
+        args["mode"] = a.mode
     armed = await session.relay.fault(a.kind, **args)
     if ctx.json:
         ctx.emit({"fault": a.kind, "args": args, "armed": armed})

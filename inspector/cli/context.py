@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -12,6 +13,7 @@ from inspector.cli.output import print_json
 from inspector.cli.terminal_text import safe_text
 from inspector.consumer.options import EngineOptions
 from inspector.protocol.cetp import KNOWN_CAPABILITIES
+from inspector.protocol.exchange import Exchange, ExchangeKind
 from inspector.session.devices import VIRTUAL_SERIAL, DeviceManager, VirtualConfig
 from inspector.session.errors import ExitCode, InspectorError
 from inspector.session.session import Session
@@ -27,9 +29,11 @@ def split_list(text: str | None) -> list[str] | None:
 
 
 def engine_options(args: argparse.Namespace) -> EngineOptions:
-    """EngineOptions from --capabilities, --versions, --deadline-ms, --max-read-bytes."""
+    """EngineOptions from --capabilities, --versions, --deadline-ms, --max-read-bytes, --wake."""
     opts = EngineOptions()
     update: dict[str, Any] = {}
+    if getattr(args, "wake", False):
+        update["wake_and_retry"] = True
     caps = split_list(getattr(args, "capabilities", None))
     if caps is not None:
         unknown = [c for c in caps if c not in KNOWN_CAPABILITIES]
@@ -140,6 +144,8 @@ class Ctx:
 
     async def close(self) -> None:
         try:
+            if self.session is not None and not self.json and getattr(self.args, "wake", False):
+                self.print_wake_steps()
             if self.session is not None:
                 await self.session.close()
             if self.manager is not None:
@@ -148,11 +154,26 @@ class Ctx:
             if self.journal is not None:
                 self.journal.close()
 
+    def print_wake_steps(self) -> None:
+        """--wake without --json: one stderr line per recovery step (the GUI shows them as
+        exchanges in the traffic log)."""
+        assert self.session is not None
+        for st in wake_steps(self.session.recorder.exchanges):
+            what = f"{st['step']:<11} {st['method']}"
+            if st.get("mode"):
+                what += f"({st['mode']})"
+            tail = st.get("detail") or st.get("error_message") or ""
+            self.err.write(f"wake: {what} {st['status']}"
+                           f"{': ' + safe_text(tail, 300, one_line=True) if tail else ''}\n")
+        self.err.flush()
+
     def base_doc(self, ok: bool = True) -> dict[str, Any]:
         """The keys every --json document starts with (docs/cli.md)."""
         doc: dict[str, Any] = {"ok": ok, "command": self.command, "device": self.serial or None}
         if self.journal is not None:
             doc["journal"] = self.journal.session_id
+        if getattr(self.args, "wake", False) and self.session is not None:
+            doc["wake_steps"] = wake_steps(self.session.recorder.exchanges)
         return doc
 
     def emit(self, doc: dict[str, Any]) -> None:
@@ -161,6 +182,33 @@ class Ctx:
             full = self.base_doc()
             full.update(doc)
             print_json(full, self.out)
+
+
+def wake_steps(exchanges: Iterable[Exchange]) -> list[dict[str, Any]]:
+    """Every step of each --wake recovery, in order: the call that failed with "Unknown
+    authority", each wake_provider (acquire, launch) and the retried call."""
+    exchanges = list(exchanges)
+    woken_parents = {x.parent_id for x in exchanges
+                     if x.kind == ExchangeKind.RELAY and x.method == "wake_provider"}
+    steps: list[dict[str, Any]] = []
+    for x in exchanges:
+        is_wake = x.kind == ExchangeKind.RELAY and x.method == "wake_provider"
+        retried = any(n.startswith("retried after wake_provider") for n in x.notes)
+        if not (is_wake or retried or x.id in woken_parents):
+            continue
+        step: dict[str, Any] = {
+            "step": "wake" if is_wake else ("retry" if retried else "failed_call"),
+            "exchange_id": x.id, "method": x.method, "status": x.status.value,
+            "request_id": x.request_id, "error_code": x.error_code,
+            "error_message": x.error_message,
+        }
+        if is_wake:
+            request = x.request if isinstance(x.request, dict) else {}
+            decoded = x.decoded if isinstance(x.decoded, dict) else {}
+            step["mode"] = request.get("mode")
+            step["detail"] = decoded.get("detail", x.error_message)
+        steps.append(step)
+    return steps
 
 
 def open_journal(name: str, serial: str) -> Any:

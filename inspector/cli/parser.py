@@ -55,6 +55,10 @@ def _add_common(p: argparse.ArgumentParser, *, suppress: bool) -> None:
     g.add_argument("--record", default=d(None), metavar="NAME",
                    help="journal this command's exchanges into session NAME (created, or "
                    "continued when it exists); see `bundle`")
+    g.add_argument("--wake", action="store_true", default=d(False),
+                   help="when a provider answers 'Unknown authority' (its process is not "
+                   "running), wake it as the ClawSeed consumer does (acquire, then launch) "
+                   "and retry the same request; --json lists the steps as wake_steps")
     g.add_argument("--timeout", type=float, default=d(300.0), metavar="SECONDS",
                    help="give up on the whole command after this long (default 300)")
 
@@ -172,15 +176,19 @@ def build_parser() -> argparse.ArgumentParser:
     f = vsub.add_parser("fault", help="arm a fault on the virtual device (tests, demos)")
     _add_common(f, suppress=True)
     f.add_argument("kind", choices=("delay", "drop_connection", "restart_process",
-                                    "corrupt_digest"))
+                                    "corrupt_digest", "cold_start"))
     f.add_argument("--package", default=None, help="app package (restart_process, "
-                   "corrupt_digest)")
+                   "corrupt_digest, cold_start: its provider answers 'Unknown authority' "
+                   "until wake_provider starts it; docs/virtual-device.md)")
     f.add_argument("--ms", type=int, default=None, help="delay in milliseconds (delay)")
     f.add_argument("--count", type=int, default=None,
                    help="delay: how many of the next calls are delayed (default 1)")
     f.add_argument("--when", choices=("now", "after_commit"), default=None,
                    help="restart_process: now, or right after the app's next committed "
                    "mutation")
+    f.add_argument("--mode", choices=("acquire", "launch", "off"), default=None,
+                   help="cold_start: what wakes the provider (acquire: any wake; launch: only "
+                   "its launch intent; off: disarm)")
 
     p = cmd("conformance", "run the conformance suite against a provider")
     p.add_argument("provider", metavar="PROVIDER")

@@ -24,6 +24,32 @@ from inspector.relay.api import DISCONNECTED, NOT_FOUND, TIMEOUT, RelayApi, Rela
 OUTCOME_UNKNOWN_CODES = frozenset({TIMEOUT, DISCONNECTED, "IPC_FAILED", "BUSY", "CANCELLED"})
 
 
+WAKE_OFF_HINT = (
+    "The relay found no running provider for this authority. If the app is installed, its "
+    "process is probably not running and this ROM does not start it for call(): retry with "
+    "wake_and_retry (CLI: --wake), which wakes it the ClawSeed way (acquire, then launch), "
+    "or open the app once and retry."
+)
+WAKE_FAILED_HINT = (
+    "The provider stayed unreachable after wake_provider(acquire) and (launch): check that "
+    "the app is installed and enabled (rescan), open it once on the phone, then retry with "
+    "the same request id."
+)
+
+
+class UnreachableProvider(RelayError):
+    """A NOT_FOUND `call` carrying a hint about waking the provider (the generic relay hint
+    says "rescan", which does not help when the provider process is merely not running)."""
+
+    def __init__(self, cause: RelayError, hint: str) -> None:
+        super().__init__(cause.code, cause.message, cause.details)
+        self._hint = hint
+
+    @property
+    def hint(self) -> str:
+        return self._hint
+
+
 @dataclass
 class CallResult:
     exchange: Exchange
@@ -78,6 +104,10 @@ class Caller:
                                                attempt=attempt, check_echo=check_echo)
             if woken is not None:
                 return woken
+            # no wake-up succeeded, so nothing was retried: say so on the original call
+            assert result.transport is not None
+            result.transport = UnreachableProvider(result.transport, WAKE_FAILED_HINT)
+            result.exchange.notes.append(WAKE_FAILED_HINT)
         return result
 
     async def _send(self, method: str, extras: Bundle | None, *, v2: bool,
@@ -95,10 +125,9 @@ class Caller:
                 bundle = await self.relay.call(self.authority, method, extras,
                                                timeout_ms=self.options.call_timeout_ms)
         except RelayError as exc:
-            note = exc.hint
             if exc.code == NOT_FOUND and not self.options.wake_and_retry:
-                note += (" If the provider process is not running, enable wake_and_retry "
-                         "(the ClawSeed consumer wakes it with acquire, then launch).")
+                exc = UnreachableProvider(exc, WAKE_OFF_HINT)
+            note = exc.hint
             self.recorder.finish(ex, ExchangeStatus.TRANSPORT_ERROR, error_code=exc.code,
                                  error_message=exc.message, notes=[note] if note else [])
             return CallResult(ex, transport=exc)
@@ -153,4 +182,7 @@ class Caller:
             last.exchange.notes.append(f"retried after wake_provider({mode})")
             if not (last.transport is not None and last.transport.code == NOT_FOUND):
                 return last
+        if last is not None and last.transport is not None:
+            last.transport = UnreachableProvider(last.transport, WAKE_FAILED_HINT)
+            last.exchange.notes.append(WAKE_FAILED_HINT)
         return last

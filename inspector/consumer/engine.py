@@ -356,9 +356,10 @@ class ProviderSession:
                     session = await self.ensure_session()  # list_tools may re-negotiate
             except cerr.TransportFailure as exc:  # the device, not the provider, failed
                 ex.state = ExecState.TRANSPORT_FAILED
+                what_to_try = exc.hint or "Check the device connection"
                 ex.message = (f"not sent: the relay failed while negotiating ({exc.code}: "
                               f"{exc.message}); execute_tool never reached the provider. "
-                              "Check the device connection and run it again (the same "
+                              f"{what_to_try.rstrip('.')}, then run it again (the same "
                               f"request id {ex.request_id} is safe).")
                 self._changed(ex)
                 return ex

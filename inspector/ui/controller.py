@@ -317,6 +317,18 @@ class Controller(QObject):
         finally:
             self.providerChanged.emit(key)
 
+    def set_wake_and_retry(self, on: bool) -> None:
+        """Wake a provider whose process is not running ("Unknown authority"): acquire its
+        client, then launch its app, and retry with the same request_id (as ClawSeed does).
+        Applies to providers already open and to those opened later."""
+        self.options.wake_and_retry = on
+        for entry in self.providers.values():
+            for engine in (entry.engine, entry.v1_engine):
+                if engine is None:
+                    continue
+                engine.options = engine.options.model_copy(update={"wake_and_retry": on})
+                engine.caller.options = engine.options
+
     # ------------------------------------------------------------------ executions
     async def execute(
         self, key: str, tool_name: str, args_text: str, request_id: str, deadline_ms: int

@@ -262,6 +262,15 @@ class MainWindow(QMainWindow):
             "Replay a bug report as a virtual provider: its recorded provider answers from "
             "the virtual device",
         )
+        self.act_wake = self._action(
+            "Wake providers that are not running",
+            "launch",
+            None,
+            lambda on: self.controller.set_wake_and_retry(bool(on)),
+            "On 'Unknown authority', acquire the provider's client, then launch its app, "
+            "and retry with the same request_id (each step shows in the traffic log)",
+        )
+        self.act_wake.setCheckable(True)
         menu = self.menuBar().addMenu("&File")
         for a in (self.act_sessions, self.act_open_bundle, self.act_serve_bundle):
             menu.addAction(a)
@@ -270,6 +279,7 @@ class MainWindow(QMainWindow):
         view = self.menuBar().addMenu("&View")
         for a in (self.act_rescan, self.act_reconnect, self.act_negotiate, self.act_theme):
             view.addAction(a)
+        view.addAction(self.act_wake)
         view.addAction(self.traffic_dock.toggleViewAction())
         view.addAction(self.nav_dock.toggleViewAction())
         self.menuBar().addMenu("&Help").addAction(self.act_about)

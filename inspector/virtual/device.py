@@ -421,6 +421,7 @@ class VirtualDevice:
         if extras is not None and not isinstance(extras, Bundle):
             raise RelayError(BAD_ARGS, "extras must be a Bundle or null")
         app = self._provider_app(authority)
+        self.faults.check_cold(app, authority)
         ctx = self._ctx(app, conn)
         reply = await self._in_process(
             app, app.call(ctx, authority, method, arg, extras), f"call {method[:40]}", conn
@@ -589,10 +590,15 @@ class VirtualDevice:
             return Bundle(ok=False, detail=f"package {package} is not installed")
         if authority not in app.manifest.authorities():
             return Bundle(ok=False, detail=f"{package} declares no provider {authority}")
+        if not self.faults.wakes(package, mode):
+            # the cold_start fault in launch mode: acquireContentProviderClient returns null,
+            # which the phone relay reports with this detail (AndroidPlatform.wakeProvider)
+            return Bundle(ok=False, detail=f"no provider with authority '{authority[:120]}'")
         was_running = app.process_running
         app.ensure_process()
-        how = "acquired the provider client" if mode == "acquire" else "started the launch intent"
-        state = "already running" if was_running else "process started"
+        how = ("provider acquired (its process is running)" if mode == "acquire"
+               else f"launched {package} (its launch intent)")
+        state = "it was already running" if was_running else "its process started"
         return Bundle(ok=True, detail=f"{how}; {state}")
 
     async def _op_force_stop(self, args: Bundle, conn: ServerConnection) -> Bundle:

@@ -4,7 +4,11 @@ Faults are armed by the desktop (or a test) and fire on the next matching IPC: `
 slows the next calls, `drop_connection` lets the app finish the next call and then drops
 the socket before the reply (the consumer must retry with the same request_id),
 `restart_process` kills an app's process now or right after its next committed mutation,
-`corrupt_digest` makes the next file result's bytes differ from the digest the app declared.
+`corrupt_digest` makes the next file result's bytes differ from the digest the app declared,
+`cold_start` makes an app's provider answer "Unknown authority" while its process is not
+running (some ROMs do not start a provider's process for `ContentResolver.call`), until
+`wake_provider` starts it (`mode`: `acquire`, or `launch` for the harshest ROMs; `off`
+disarms it). A stopped process (`restart_process`, `force_stop`) is cold again.
 """
 
 from __future__ import annotations
@@ -18,10 +22,12 @@ from inspector.relay.api import BAD_ARGS, NOT_FOUND, RelayError
 from inspector.virtual.app import FileSource, ProcessKilled
 
 if TYPE_CHECKING:
-    from inspector.virtual.app import CallContext
+    from inspector.virtual.app import CallContext, VirtualApp
     from inspector.virtual.device import VirtualDevice
 
-FAULT_KINDS = ("delay", "drop_connection", "restart_process", "corrupt_digest")
+FAULT_KINDS = ("delay", "drop_connection", "restart_process", "corrupt_digest", "cold_start")
+#: what wakes a cold provider: `acquire` (acquireContentProviderClient) or only `launch`
+COLD_MODES = ("acquire", "launch")
 
 
 @dataclass
@@ -31,6 +37,8 @@ class Faults:
     drop_next: bool = False
     restart_after_commit: set[str] = field(default_factory=set)
     corrupt: set[str] = field(default_factory=set)
+    #: package → the wake mode that starts its provider (the `cold_start` fault)
+    cold: dict[str, str] = field(default_factory=dict)
 
     def arm(self, args: Bundle) -> None:
         kind = args.get("kind")
@@ -58,10 +66,34 @@ class Faults:
                 raise RelayError(BAD_ARGS, "restart_process when must be 'now' or 'after_commit'")
         elif kind == "corrupt_digest":
             self.corrupt.add(self._need_package(package))
+        elif kind == "cold_start":
+            self._arm_cold(self._need_package(package), args.get("mode", "acquire"))
         else:
             raise RelayError(
                 BAD_ARGS, f"unknown fault kind {kind!r:.40}; known: {', '.join(FAULT_KINDS)}"
             )
+
+    def _arm_cold(self, package: str, mode: object) -> None:
+        """Arm (or with mode `off` disarm); arming stops the process so it starts cold."""
+        if mode == "off":
+            self.cold.pop(package, None)
+            return
+        if mode not in COLD_MODES:
+            raise RelayError(BAD_ARGS, "cold_start mode must be 'acquire', 'launch' or 'off'")
+        self.cold[package] = str(mode)
+        self.device.app(package).kill_process()
+
+    def check_cold(self, app: VirtualApp, authority: str) -> None:
+        """Fail a `call` to a cold provider exactly as the phone relay reports the
+        IllegalArgumentException ContentResolver.call throws (AndroidPlatform.call)."""
+        if app.package in self.cold and not app.process_running:
+            raise RelayError(
+                NOT_FOUND, f"provider rejected the call: Unknown authority {authority[:120]}"
+            )
+
+    def wakes(self, package: str, mode: str) -> bool:
+        """Whether `wake_provider(mode)` starts this app's provider process."""
+        return self.cold.get(package, mode) in (mode, "acquire")
 
     def _need_package(self, package: str | None) -> str:
         if package is None:
