@@ -25,6 +25,7 @@ from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 
 from inspector.consumer.execution import ExecState  # noqa: E402
 from inspector.relay.api import RelayApi  # noqa: E402
+from inspector.relay.server import close_in_process_servers  # noqa: E402
 from inspector.session.devices import DeviceInfo, DeviceManager, VirtualConfig  # noqa: E402
 from inspector.session.journal import list_sessions, read_journal  # noqa: E402
 from inspector.tasks import spawner  # noqa: E402
@@ -268,12 +269,14 @@ async def drive(app: QApplication, out: Path, tmp: Path) -> None:
     for t in spawner().tasks:
         t.cancel()
     await until(spawner().is_idle, 5)  # let cancelled tasks finish before the loop stops
+    await close_in_process_servers()
 
 
 def main(argv: list[str]) -> int:
     out = Path(argv[1]) if len(argv) > 1 else ROOT / "docs" / "screenshots"
     out.mkdir(parents=True, exist_ok=True)
     app = make_app(argv[:1])
+    app.setQuitOnLastWindowClosed(False)  # the loop must outlive the windows to shut down
     theme.apply_theme(app, "light")
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)

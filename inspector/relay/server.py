@@ -512,3 +512,10 @@ async def connect_in_process(
 
 
 _in_process_spawner = Spawner()
+"""Server halves of in-process connections: kept apart from the app's spawner, so waiting
+for the app to be idle does not wait for connections that live as long as their client."""
+
+
+async def close_in_process_servers() -> None:
+    """Cancel every in-process server half (at application exit)."""
+    await _in_process_spawner.cancel_all()

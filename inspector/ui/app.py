@@ -37,6 +37,7 @@ def run_gui(argv: list[str] | None = None) -> int:
     """Open the inspector window; returns the process exit code."""
     import qasync
 
+    from inspector.relay.server import close_in_process_servers
     from inspector.tasks import spawner
     from inspector.ui.main_window import MainWindow
 
@@ -61,6 +62,7 @@ def run_gui(argv: list[str] | None = None) -> int:
         except TimeoutError:
             log.warning("closing the device sessions took too long")
         await spawner().cancel_all()
+        await close_in_process_servers()  # the embedded virtual device's server halves
 
     try:
         with loop:

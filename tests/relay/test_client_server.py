@@ -394,3 +394,16 @@ async def test_close_handler_fires_once_on_an_idle_disconnect(client: RelayClien
     client.add_close_handler(lambda err: late.append(err.code))  # after the fact: at once
     await client.close()
     assert seen == [DISCONNECTED] and late == [DISCONNECTED]
+
+
+async def test_in_process_servers_are_cancelled_at_exit(backend: FakeBackend) -> None:
+    """An app that exits while an in-process client is open leaves no pending server task."""
+    from inspector.relay.server import _in_process_spawner, close_in_process_servers
+
+    client = await connect_in_process(backend, TOKEN)
+    assert not _in_process_spawner.is_idle()
+    await close_in_process_servers()
+    assert _in_process_spawner.is_idle()
+    with pytest.raises(RelayError):  # its server is gone: calls fail, never hang
+        await asyncio.wait_for(client.ping(), 5)
+    await client.close()
