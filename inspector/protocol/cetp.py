@@ -783,6 +783,21 @@ def _as_tuple(t: type | tuple[type, ...]) -> tuple[type, ...]:
     return t if isinstance(t, tuple) else (t,)
 
 
+def _optional_number(b: Bundle, key: str, java: type, java_name: str, section: str,
+                     problems: list[ProtocolViolation]) -> int | None:
+    """An optional integer field: absent/null → None; not an integer → violation; an
+    integer of the other Java width (int vs long) is accepted but noted in `problems`."""
+    v = b.get(key)
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise ProtocolViolation(key, f"expected {java_name}, got {type_name(v)}", section)
+    if not isinstance(v, java):
+        problems.append(ProtocolViolation(
+            key, f"expected Bundle type {java_name}, got {type_name(v)}", section))
+    return int(v)
+
+
 def parse_reply(
     bundle: Bundle | None,
     *,
@@ -817,16 +832,8 @@ def parse_reply(
         raise ProtocolViolation("status", "'accepted' is not a v1 status", "§4.4")
 
     # echoed envelope fields
-    pv = b.get("protocol_version", _ABSENT)
-    protocol_version: int | None = None
-    if pv is not _ABSENT and pv is not None:
-        if isinstance(pv, bool) or not isinstance(pv, int):
-            raise ProtocolViolation(
-                "protocol_version", f"expected int, got {type_name(pv)}", "§4.1")
-        protocol_version = int(pv)
-        if not isinstance(pv, Int):
-            problems.append(ProtocolViolation(
-                "protocol_version", f"expected Bundle type int, got {type_name(pv)}", "§4.1"))
+    protocol_version = _optional_number(b, "protocol_version", Int, "int", "§4.1", problems)
+    if protocol_version is not None:
         if v2 and request_id is not None and protocol_version != 2:
             raise ProtocolViolation(
                 "protocol_version",
@@ -902,18 +909,9 @@ def _parse_error_bundle(
             "retryable", f"expected boolean, got {type_name(retryable_v)}", "§5")
     else:
         retryable = retryable_v
-    ram = b.get("retry_after_ms", _ABSENT)
-    retry_after_ms: int | None = None
-    if ram is not _ABSENT and ram is not None:
-        if isinstance(ram, bool) or not isinstance(ram, int):
-            raise ProtocolViolation(
-                "retry_after_ms", f"expected long, got {type_name(ram)}", "§5")
-        retry_after_ms = int(ram)
-        if not isinstance(ram, Long):
-            problems.append(ProtocolViolation(
-                "retry_after_ms", f"expected Bundle type long, got {type_name(ram)}", "§5"))
-        if retry_after_ms < 0:
-            raise ProtocolViolation("retry_after_ms", f"must be ≥ 0, got {retry_after_ms}", "§5")
+    retry_after_ms = _optional_number(b, "retry_after_ms", Long, "long", "§5", problems)
+    if retry_after_ms is not None and retry_after_ms < 0:
+        raise ProtocolViolation("retry_after_ms", f"must be ≥ 0, got {retry_after_ms}", "§5")
     details_v = b.get("error_details", _ABSENT)
     details: Any = None
     if details_v is not _ABSENT and details_v is not None:
