@@ -23,6 +23,8 @@ PERMISSIONS = {
     "android.permission.FOREGROUND_SERVICE_DATA_SYNC",
     "android.permission.POST_NOTIFICATIONS",
     "android.permission.SYSTEM_ALERT_WINDOW",
+    # Every real CETP provider protects its ContentProvider with it (issue 10).
+    "com.clawseed.permission.ACCESS_TOOLS",
 }
 QUERIED_ACTIONS = {
     "com.clawseed.action.TOOL_PROVIDER",
