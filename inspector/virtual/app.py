@@ -61,6 +61,10 @@ class PendingActivity:
     screen: ConfirmationScreen | None
     on_result: Callable[[bool], Awaitable[tuple[int, Bundle | None]]]
     immutable: bool = True
+    kind: str = "activity"
+    """activity | service | broadcast (rule pending_intent_non_activity)"""
+    new_task: bool = False
+    """The activity launches as a new task (rule pending_intent_new_task)."""
 
 
 class FileSource:
@@ -134,6 +138,8 @@ class VirtualApp:
 
     PACKAGE: str = "com.example.app"
     LABEL: str = "Example"
+    null_binding_actions: frozenset[str] = frozenset()
+    """Service actions whose onBind returns null (rule null_binding)."""
 
     def __init__(self, package: str | None = None, label: str | None = None) -> None:
         self.package = package or self.PACKAGE

@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from inspector.android.manifest import ManifestFacts
 from inspector.protocol.bundle import (
     Bundle,
     BundleArray,
@@ -38,6 +39,7 @@ from inspector.relay.api import (
     IPC_FAILED,
     NOT_FOUND,
     SECURITY,
+    TIMEOUT,
     TOO_LARGE,
     HelloInfo,
     RelayError,
@@ -45,6 +47,7 @@ from inspector.relay.api import (
 )
 from inspector.relay.hello import OPS as RELAY_OPS
 from inspector.tasks import Spawner
+from inspector.virtual.android_platform import AndroidPlatform
 from inspector.virtual.app import (
     RELAY_PACKAGE,
     RELAY_UID,
@@ -150,10 +153,19 @@ class VirtualDevice:
         confirmation_handler: ConfirmationHandler | None = None,
         serial: str = SERIAL,
         confirmation_ttl_ms: int | None = None,
+        android_api: int | None = None,
+        relay_manifest: ManifestFacts | None = None,
+        relay_in_front: bool = True,
     ) -> None:
         """`confirmation_ttl_ms` shortens (or lengthens) how long every CETP provider's
         confirmations and resume tokens stay valid (default: each provider's own, 300 s),
-        e.g. so a conformance run can test an expired token without waiting minutes."""
+        e.g. so a conformance run can test an expired token without waiting minutes.
+
+        `android_api` picks the Android profile whose rules the device enforces (default
+        34; `inspector.android.profiles`); `relay_manifest` the relay app's manifest
+        (default: the shipped APK's), which decides the relay's permissions;
+        `relay_in_front=False` plays a relay whose activity is not resumed (background
+        activity starts are then blocked from API 29)."""
         if confirmation_ttl_ms is not None and (
             isinstance(confirmation_ttl_ms, bool)
             or not isinstance(confirmation_ttl_ms, int)
@@ -163,6 +175,11 @@ class VirtualDevice:
                 f"confirmation_ttl_ms must be a positive int, got {confirmation_ttl_ms!r}"
             )
         self.confirmation_ttl_ms = confirmation_ttl_ms
+        # Android rules under one API profile (inspector/virtual/android_platform.py);
+        # apps installed while the device is built count as used before (not stopped)
+        self.android = AndroidPlatform(android_api, relay_manifest,
+                                       relay_in_front=relay_in_front)
+        self._booting = True
         self._tmp: str | None = None
         if state_dir is None:
             self._tmp = tempfile.mkdtemp(prefix="cetp-virtual-")
@@ -189,10 +206,14 @@ class VirtualDevice:
             self.install(app, notify=False)
         for p in plugins:
             self.load_plugin(p, notify=False)
+        self._booting = False
 
     # --- packages -------------------------------------------------------------------------------
-    def install(self, app: VirtualApp, *, notify: bool = True) -> None:
-        """Install (or replace) an app; connected desktops get `package_changed`."""
+    def install(self, app: VirtualApp, *, notify: bool = True, stopped: bool | None = None) -> None:
+        """Install (or replace) an app; connected desktops get `package_changed`.
+
+        A fresh install is in the stopped state (rule stopped_state) unless the device is
+        still being built (its apps count as used before) or `stopped=False`."""
         replaced = app.package in self.apps
         if replaced:
             old = self.apps.pop(app.package)
@@ -205,6 +226,8 @@ class VirtualDevice:
             app.confirmation_ttl_ms = self.confirmation_ttl_ms
         app.attach(self, uid, self.state_dir / "apps" / app.package)
         self.apps[app.package] = app
+        self.android.installed(app.package, stopped=not self._booting if stopped is None
+                               else stopped)
         if notify:
             self._package_event("replaced" if replaced else "added", app.package)
 
@@ -238,7 +261,18 @@ class VirtualDevice:
                     conn.emit(event)
 
     # --- RelayBackend ---------------------------------------------------------------------------
+    def reinstall_relay(self) -> None:
+        """Reinstall the relay app now: it is granted what the installed apps define now
+        (rule install_time_grant; what `adb install -r` of the relay does on a phone)."""
+        self.android.install_relay(self.apps.values())
+
+    def platform(self) -> AndroidPlatform:
+        """The Android rules, with the relay installed on first use (first connection)."""
+        self.android.ensure_installed(self.apps.values())
+        return self.android
+
     def hello_info(self, client: str) -> HelloInfo:
+        android = self.platform()
         return HelloInfo(
             protocol_version=1,
             relay_version_code=RELAY_VERSION_CODE,
@@ -251,9 +285,12 @@ class VirtualDevice:
                 "serial": self.serial,
                 "manufacturer": "CETP Inspector",
                 "model": "Virtual Device",
-                "sdk_int": 34,
-                "release": "14",
+                "sdk_int": android.api,
+                "release": android.profile.release,
                 "abi": "x86_64",
+                # virtual device only: the Android rules it enforces and the relay's grants
+                "android_rules": ",".join(x.id for x in android.rules_in_force()),
+                "granted_permissions": ",".join(sorted(android.granted(RELAY_PACKAGE))),
             },
         )
 
@@ -372,12 +409,14 @@ class VirtualDevice:
     def _ctx(self, app: VirtualApp, conn: ServerConnection) -> CallContext:
         return CallContext(self, app, self.caller_of(conn), conn.connection_id)
 
-    def _provider_app(self, authority: str) -> VirtualApp:
+    def _provider_app(self, authority: str, conn: ServerConnection | None = None) -> VirtualApp:
+        """The app serving `authority`, acquired as the connection's caller would: package
+        visibility, exported and permission rules (inspector/android/rules.py)."""
         for app in self.apps.values():
             for p in app.manifest.providers:
                 if p.authority == authority and p.enabled:
-                    if not p.exported:
-                        raise RelayError(SECURITY, f"provider {authority} is not exported")
+                    caller = self.caller_of(conn) if conn is not None else Caller()
+                    self.platform().check_provider(caller, app, p)
                     return app
         raise RelayError(NOT_FOUND, f"Unknown authority {authority[:120]}")
 
@@ -385,9 +424,12 @@ class VirtualDevice:
     async def _op_discover(self, args: Bundle, conn: ServerConnection) -> Bundle:
         only = _str(args, "package", optional=True)
         records = []
+        caller = self.caller_of(conn)
         for app in self.apps.values():
             if only is not None and app.package != only:
                 continue
+            if not self.platform().visible(caller, app).allowed:
+                continue  # rule package_visibility: PackageManager does not return it
             m = app.manifest
             listed = (
                 any(TOOL_PROVIDER_ACTION in s.actions for s in m.services)
@@ -420,7 +462,7 @@ class VirtualDevice:
         extras = args.get("extras")
         if extras is not None and not isinstance(extras, Bundle):
             raise RelayError(BAD_ARGS, "extras must be a Bundle or null")
-        app = self._provider_app(authority)
+        app = self._provider_app(authority, conn)
         self.faults.check_cold(app, authority)
         ctx = self._ctx(app, conn)
         reply = await self._in_process(
@@ -448,6 +490,20 @@ class VirtualDevice:
 
     async def _op_launch_pending_intent(self, args: Bundle, conn: ServerConnection) -> Bundle:
         activity: PendingActivity = self._handle(args, conn, PendingActivity)
+        launch = self.platform().pending_intent(
+            _str(args, "handle"), kind=activity.kind, new_task=activity.new_task)
+        if launch.outcome == "cancelled":
+            raise self.android.error(launch.verdict)
+        if launch.outcome == "no_result":
+            # a service/broadcast PendingIntent runs, but the relay's onActivityResult never
+            # comes: the phone relay waits out its timeout (rule pending_intent_non_activity)
+            self.android.started(activity.package)
+            raise self.android.error(launch.verdict, TIMEOUT)
+        self.android.started(activity.package)
+        if launch.outcome == "cancelled_new_task":
+            # the screen shows in its own task; the result was RESULT_CANCELED at once
+            self.spawner.spawn(self._answer_later(activity), name="new-task-confirmation")
+            return Bundle(result_code=Int(RESULT_CANCELED), data=None)
         approved = True
         if activity.screen is not None:
             approved = await self.show_confirmation(activity)
@@ -455,6 +511,12 @@ class VirtualDevice:
         app.ensure_process()
         code, data = await activity.on_result(approved)
         return Bundle(result_code=Int(code), data=data)
+
+    async def _answer_later(self, activity: PendingActivity) -> None:
+        """A NEW_TASK confirmation: the user still answers it, the relay never hears."""
+        approved = True if activity.screen is None else await self.show_confirmation(activity)
+        self.app(activity.package).ensure_process()
+        await activity.on_result(approved)
 
     async def show_confirmation(self, activity: PendingActivity) -> bool:
         """Put the provider's confirmation screen up and wait for the user's answer."""
@@ -515,6 +577,14 @@ class VirtualDevice:
             raise RelayError(NOT_FOUND, f"{package} has no service for action {action[:100]}")
         if not services[0].exported:
             raise RelayError(SECURITY, f"the service {services[0].name} is not exported")
+        self.platform().started(package)
+        if action in app.null_binding_actions:
+            # onBind returned null (rule null_binding): onNullBinding from API 28, else
+            # silence until the bind times out
+            verdict = self.android.null_binding(_int(args, "timeout_ms", 30_000))
+            if verdict.error == TIMEOUT:
+                await asyncio.sleep(_int(args, "timeout_ms", 30_000) / 1000.0 * 0.9)
+            raise self.android.error(verdict)
         ctx = self._ctx(app, conn)
         r = await self._in_process(
             app, app.transact(ctx, action, descriptor, code, list(strings)), "bind_transact", conn
@@ -530,11 +600,16 @@ class VirtualDevice:
         extras = _bundle(args, "extras")
         reply_action = _str(args, "reply_action")
         timeout_s = _int(args, "timeout_ms", 30_000) / 1000.0
+        include_stopped = args.get("include_stopped") is True
         app = self.app(package)
         receivers = [r for r in app.manifest.receivers if action in r.actions]
         started = time.monotonic()
         reply: tuple[str, Bundle] | None = None
-        if receivers and receivers[0].exported and receivers[0].enabled:
+        # rule stopped_package_broadcast: a stopped package's receivers are skipped unless
+        # the broadcast includes stopped packages (FLAG_INCLUDE_STOPPED_PACKAGES)
+        delivered = self.platform().check_broadcast(package, include_stopped).allowed
+        if delivered and receivers and receivers[0].exported and receivers[0].enabled:
+            self.android.started(package)
             sent = Bundle(extras)
             sent["response_action"] = reply_action
             ctx = self._ctx(app, conn)
@@ -561,6 +636,8 @@ class VirtualDevice:
             return Bundle(launched=False, component=None)
         if not acts[0].exported:
             raise RelayError(SECURITY, f"the activity {acts[0].name} is not exported")
+        self.platform().check_activity_start()  # rule background_activity_start
+        self.android.started(package)
         ctx = self._ctx(app, conn)
         await self._in_process(
             app, app.on_activity_start(ctx, action, extras), "start_activity", conn
@@ -590,6 +667,13 @@ class VirtualDevice:
             return Bundle(ok=False, detail=f"package {package} is not installed")
         if authority not in app.manifest.authorities():
             return Bundle(ok=False, detail=f"{package} declares no provider {authority}")
+        provider = next(p for p in app.manifest.providers if p.authority == authority)
+        try:
+            self.platform().check_provider(self.caller_of(conn), app, provider)
+            if mode == "launch":
+                self.android.check_activity_start()
+        except RelayError as exc:
+            return Bundle(ok=False, detail=exc.message)
         if not self.faults.wakes(package, mode):
             # the cold_start fault in launch mode: acquireContentProviderClient returns null,
             # which the phone relay reports with this detail (AndroidPlatform.wakeProvider)
@@ -602,7 +686,12 @@ class VirtualDevice:
         return Bundle(ok=True, detail=f"{how}; {state}")
 
     async def _op_force_stop(self, args: Bundle, conn: ServerConnection) -> Bundle:
-        self.app(_str(args, "package")).kill_process()
+        package = _str(args, "package")
+        self.app(package).kill_process()
+        # rule stopped_state (and, on API 35, force_stop_cancels_pending_intents)
+        self.platform().force_stopped(package, {
+            hid: h.target.package for hid, h in self._handles.items()
+            if isinstance(h.target, PendingActivity)})
         return Bundle(stopped=True)
 
     async def _op_fault(self, args: Bundle, conn: ServerConnection) -> Bundle:
