@@ -75,6 +75,10 @@ async def cmd_devices(ctx: Ctx) -> int:
     table([[("* " if d.serial == default else "  ") + d.serial, d.kind, d.state, d.model,
              str(d.sdk or ""), d.message] for d in devices],
           ["  SERIAL", "KIND", "STATE", "MODEL", "SDK", "NOTE"], ctx.out)
+    for d in devices:
+        if d.android_rules:
+            line(f"{d.serial}: Android {d.release} (API {d.sdk}) rules in force: "
+                 + ", ".join(d.android_rules), ctx.out)
     if manager.adb_error:
         line(f"({safe_text(manager.adb_error, 300, one_line=True)})", ctx.err)
     return ExitCode.OK

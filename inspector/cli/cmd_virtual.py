@@ -24,6 +24,8 @@ def cmd_virtual_serve(ctx: Ctx) -> int:
         argv += ["--state-dir", a.state_dir]
     for p in a.plugin:
         argv += ["--plugin", p]
+    if getattr(a, "android_api", None) is not None:
+        argv += ["--android-api", str(a.android_api)]
     return serve_main(argv)
 
 

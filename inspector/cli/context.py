@@ -62,6 +62,20 @@ def engine_options(args: argparse.Namespace) -> EngineOptions:
     return opts.model_copy(update=update)
 
 
+def android_api(args: argparse.Namespace) -> int | None:
+    """--android-api, checked against the profiles there are (a usage error otherwise)."""
+    api = getattr(args, "android_api", None)
+    if api is None:
+        return None
+    from inspector.android.profiles import UnknownApiLevel, profile
+
+    try:
+        return profile(api).api
+    except UnknownApiLevel as exc:
+        raise InspectorError("BAD_ANDROID_API", str(exc), hint="e.g. --android-api 29",
+                             exit_code=ExitCode.USAGE) from None
+
+
 @dataclass
 class Ctx:
     """One command invocation."""
@@ -97,7 +111,8 @@ class Ctx:
                     hint="drop one of them (serve a bundle on a socket with `bundle serve`)",
                     exit_code=ExitCode.USAGE)
             config = VirtualConfig(state_dir=a.virtual_state, plugins=list(a.virtual_plugin or []),
-                                   relay_socket=a.relay_socket, token=a.token, bundles=bundles)
+                                   relay_socket=a.relay_socket, token=a.token, bundles=bundles,
+                                   android_api=android_api(a))
             use_adb = os.environ.get(NO_ADB_ENV, "") not in ("1", "true", "yes")
             allow = bool(getattr(a, "allow_uninstall", False))
 
@@ -174,6 +189,9 @@ class Ctx:
             doc["journal"] = self.journal.session_id
         if getattr(self.args, "wake", False) and self.session is not None:
             doc["wake_steps"] = wake_steps(self.session.recorder.exchanges)
+        android = android_profile_doc(self.session)
+        if android is not None:
+            doc["android"] = android
         return doc
 
     def emit(self, doc: dict[str, Any]) -> None:
@@ -182,6 +200,22 @@ class Ctx:
             full = self.base_doc()
             full.update(doc)
             print_json(full, self.out)
+
+
+def android_profile_doc(session: Session | None) -> dict[str, Any] | None:
+    """The virtual device's Android profile from its hello (API level, the rules it
+    enforces, the relay's granted permissions); None for a phone or no session."""
+    try:
+        device = session.link.hello_info.device if session is not None else None
+    except Exception:  # not connected
+        return None
+    if not device or "android_rules" not in device:
+        return None
+    rules = str(device.get("android_rules") or "")
+    granted = str(device.get("granted_permissions") or "")
+    return {"api": device.get("sdk_int"), "release": device.get("release"),
+            "rules": [r for r in rules.split(",") if r],
+            "relay_granted_permissions": [p for p in granted.split(",") if p]}
 
 
 def wake_steps(exchanges: Iterable[Exchange]) -> list[dict[str, Any]]:

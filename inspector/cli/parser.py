@@ -49,6 +49,10 @@ def _add_common(p: argparse.ArgumentParser, *, suppress: bool) -> None:
                    help="serve the recorded providers of this bug-report bundle (or session "
                    "journal) on the in-process virtual device instead of its reference apps "
                    "(repeatable; docs/sessions.md)")
+    g.add_argument("--android-api", type=int, default=d(None), metavar="N",
+                   help="Android API level the in-process virtual device plays: its rules "
+                   "(permissions, visibility, background starts…) follow that release "
+                   "(26, 28, 29, 30, 31, 33, 34, 35; default 34; docs/virtual-device.md)")
     g.add_argument("--allow-uninstall", action="store_true", default=d(False),
                    help="adb: when the installed relay cannot be upgraded in place, allow "
                    "uninstalling it (it holds no user data of yours)")

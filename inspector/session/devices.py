@@ -37,6 +37,8 @@ class DeviceInfo(BaseModel):
     abi: str = ""
     message: str = ""  # what to do when the state is not usable
     usable: bool = True
+    android_rules: list[str] = Field(default_factory=list)
+    """The in-process virtual device: ids of the Android rules its API profile enforces."""
 
 
 class VirtualConfig(BaseModel):
@@ -49,6 +51,8 @@ class VirtualConfig(BaseModel):
     bundles: list[str] = Field(default_factory=list)
     """Bug-report bundles (or journals) whose recorded providers the in-process device
     serves instead of the reference apps (`--virtual-bundle`)."""
+    android_api: int | None = None
+    """The Android API profile of the in-process device (`--android-api`; None → 34)."""
 
 
 class AdbSource(Protocol):
@@ -105,6 +109,7 @@ class VirtualDeviceHost:
                     Path(self.config.state_dir) if self.config.state_dir else None,
                     plugins=[Path(p) for p in self.config.plugins],
                     apps=[] if self.config.bundles else None,
+                    android_api=self.config.android_api,
                 )
             except PluginError as exc:
                 raise InspectorError(
@@ -226,7 +231,13 @@ class DeviceManager:
         if self.virtual_config.relay_socket:
             return DeviceInfo(serial=VIRTUAL_SERIAL, kind="relay",
                               model=f"relay at {self.virtual_config.relay_socket}")
-        return DeviceInfo(serial=VIRTUAL_SERIAL, kind="virtual", model="CETP virtual device")
+        from inspector.android.profiles import profile
+        from inspector.android.rules import rules_in_force
+
+        p = profile(self.virtual_config.android_api)
+        return DeviceInfo(serial=VIRTUAL_SERIAL, kind="virtual", model="CETP virtual device",
+                          sdk=p.api, release=p.release,
+                          android_rules=[x.id for x in rules_in_force(p.api)])
 
     async def refresh(self) -> list[DeviceInfo]:
         """Re-list devices (virtual first) and notify listeners."""

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from inspector.relay.server import RelayServer
+from inspector.virtual.android_platform import RelayManifestError
 from inspector.virtual.device import VirtualDevice
 from inspector.virtual.plugins import PluginError
 
@@ -60,6 +61,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="how long confirmations and resume tokens stay valid in every provider "
         "(default: 300000); a short one lets a conformance run test expired tokens",
     )
+    p.add_argument(
+        "--android-api",
+        type=int,
+        metavar="N",
+        help="Android API level whose rules the device enforces (26, 28, 29, 30, 31, 33, 34, "
+        "35; default 34)",
+    )
+    p.add_argument(
+        "--relay-in-background",
+        action="store_true",
+        help="play a relay whose activity is not in front (background activity starts are "
+        "then blocked from API 29)",
+    )
     p.add_argument("-v", "--verbose", action="store_true")
     return p
 
@@ -67,9 +81,13 @@ def build_parser() -> argparse.ArgumentParser:
 async def serve(args: argparse.Namespace) -> int:
     try:
         device = VirtualDevice(
-            args.state_dir, plugins=args.plugin, confirmation_ttl_ms=args.confirmation_ttl_ms
+            args.state_dir,
+            plugins=args.plugin,
+            confirmation_ttl_ms=args.confirmation_ttl_ms,
+            android_api=args.android_api,
+            relay_in_front=not args.relay_in_background,
         )
-    except (PluginError, ValueError) as exc:
+    except (PluginError, ValueError, RelayManifestError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     server = RelayServer(device, args.token)

@@ -334,10 +334,15 @@ class VirtualDevice:
     ) -> PendingIntentHandle:
         hid = "pi_" + secrets.token_hex(8)
         self._handles[hid] = _Handle(ctx.connection_id, activity)
-        flags = PendingIntentHandle.IMMUTABLE_KNOWN | PendingIntentHandle.KIND_KNOWN
-        flags |= PendingIntentHandle.ACTIVITY
-        if activity.immutable:
-            flags |= PendingIntentHandle.IMMUTABLE
+        # PendingIntent.isImmutable()/isActivity() exist from API 31: below, the relay
+        # cannot tell, and reports both as unknown (docs/relay-protocol.md)
+        flags = 0
+        if self.android.api >= 31:
+            flags = PendingIntentHandle.IMMUTABLE_KNOWN | PendingIntentHandle.KIND_KNOWN
+            if activity.kind == "activity":
+                flags |= PendingIntentHandle.ACTIVITY
+            if activity.immutable:
+                flags |= PendingIntentHandle.IMMUTABLE
         return PendingIntentHandle(hid, activity.package, flags)
 
     def register_file(self, ctx: CallContext, source: FileSource) -> FileDescriptorHandle:
