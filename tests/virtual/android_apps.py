@@ -11,8 +11,8 @@ from inspector.protocol.bundle import Bundle, Int
 from inspector.virtual.app import CallContext, PendingActivity, VirtualApp
 from inspector.virtual.device import RESULT_OK, VirtualDevice
 from inspector.virtual.manifest import (
-    ACCESS_TOOLS_DECL,
     PackageManifest,
+    PermissionDecl,
     ProviderDecl,
     ServiceDecl,
 )
@@ -62,11 +62,11 @@ class RulesProbeApp(VirtualApp):
     null_binding_actions = frozenset({NULL_ACTION})
 
     def __init__(self, provider: ProviderDecl | None = None,
-                 define_access_tools: bool = True) -> None:
+                 defines: tuple[str, ...] = (ACCESS_TOOLS,)) -> None:
         super().__init__()
         self.provider = provider or ProviderDecl(name=".Tools", authority=self.AUTHORITY,
                                                  permission=ACCESS_TOOLS)
-        self.define_access_tools = define_access_tools
+        self.defines = defines
         self.answers: list[bool] = []
 
     def build_manifest(self) -> PackageManifest:
@@ -74,7 +74,7 @@ class RulesProbeApp(VirtualApp):
             package=self.package, label=self.label, uid=self.uid,
             providers=(self.provider,),
             services=(ServiceDecl(name=".NullService", actions=(self.NULL_ACTION,)),),
-            permissions=(ACCESS_TOOLS_DECL,) if self.define_access_tools else ())
+            permissions=tuple(PermissionDecl(name=n) for n in self.defines))
 
     async def call(self, ctx: CallContext, authority: str, method: str, arg: str | None,
                    extras: Bundle | None) -> Bundle | None:

@@ -2,7 +2,12 @@ package org.cetp.inspector.relay.host;
 
 import java.io.ByteArrayInputStream;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 import org.cetp.inspector.relay.core.Digests;
 import org.cetp.inspector.relay.core.Handles;
@@ -18,8 +23,58 @@ import org.cetp.inspector.relay.core.Utf8;
  * (bound service, broadcast, activity, raw manifest resource). Deterministic answers.
  * Its v2 replies (list_tools, execute_tool: inline get_quote, file export_history) are what
  * a conforming provider sends, so the Python consumer engine can drive it end to end.
+ *
+ * <p>It plays Android under an API level ({@link Config}) with the rules of
+ * {@link AndroidRules} (the Python rules layer's, checked against the same vectors): its
+ * provider is protected by com.clawseed.permission.ACCESS_TOOLS as real ClawSeed providers
+ * are, and the relay holds what its manifest requests (by default the shipped relay's);
+ * broadcasts skip stopped packages; the extension's {@link #NULL_BIND_ACTION} service
+ * returns a null binder.
  */
 public final class FakePlatform implements Platform {
+    public static final String ACCESS_TOOLS = "com.clawseed.permission.ACCESS_TOOLS";
+    /** A service action of the extension whose onBind returns null (rule null_binding). */
+    public static final String NULL_BIND_ACTION = "com.example.fakeextension.NULL_BIND";
+    public static final String RELAY_PACKAGE = "org.cetp.inspector.relay";
+    public static final int RELAY_UID = 10234;
+    public static final int PROVIDER_UID = 10101;
+    /** The normal permissions the shipped relay requests (relay_apk/AndroidManifest.xml). */
+    public static final Set<String> SHIPPED_RELAY_GRANTS = Collections.unmodifiableSet(
+            new HashSet<String>(Arrays.asList("android.permission.QUERY_ALL_PACKAGES",
+                    "android.permission.FOREGROUND_SERVICE",
+                    "android.permission.FOREGROUND_SERVICE_DATA_SYNC", ACCESS_TOOLS)));
+
+    /** The Android the fake device plays and how its provider declares itself. */
+    public static final class Config {
+        public int api = 34;
+        public Set<String> relayGranted = SHIPPED_RELAY_GRANTS;
+        public boolean providerExported = true;
+        public String providerPermission = ACCESS_TOOLS;
+        public String providerReadPermission;
+        public String providerWritePermission;
+    }
+
+    private final Config config;
+    private final Set<String> stopped = Collections.newSetFromMap(
+            new ConcurrentHashMap<String, Boolean>());
+
+    public FakePlatform() {
+        this(new Config());
+    }
+
+    public FakePlatform(Config config) {
+        this.config = config;
+    }
+
+    /** force-stop: the package is stopped until one of its components is started. */
+    public void forceStop(String pkg) {
+        stopped.add(pkg);
+    }
+
+    private void started(String pkg) {
+        stopped.remove(pkg);
+    }
+
     public static final String PROVIDER_PACKAGE = "com.example.fakeprovider";
     public static final String AUTHORITY = "com.example.fakeprovider.clawseed.tools";
     public static final String EXTENSION_PACKAGE = "com.example.fakeextension";
@@ -66,10 +121,23 @@ public final class FakePlatform implements Platform {
     @Override
     public Identity identity() {
         TypedBundle device = new TypedBundle().put("serial", "host-jvm").put("manufacturer", "CETP")
-                .put("model", "Host JVM relay").put("sdk_int", 34).put("release", "14")
+                .put("model", "Host JVM relay").put("sdk_int", config.api).put("release", release(config.api))
                 .put("abi", System.getProperty("os.arch"));
-        return new Identity("org.cetp.inspector.relay", 10234,
+        return new Identity(RELAY_PACKAGE, RELAY_UID,
                 new String[] {Digests.sha256Hex(Utf8.encode("host-relay-cert"))}, 1, "host", device);
+    }
+
+    private static String release(int api) {
+        switch (api) {
+            case 26: return "8.0";
+            case 28: return "9";
+            case 29: return "10";
+            case 30: return "11";
+            case 31: return "12";
+            case 33: return "13";
+            case 35: return "15";
+            default: return api == 34 ? "14" : "API " + api;
+        }
     }
 
     @Override
@@ -94,7 +162,7 @@ public final class FakePlatform implements Platform {
                 .put("permissions", new TypedBundle[0]);
     }
 
-    private static TypedBundle providerRecord() {
+    private TypedBundle providerRecord() {
         TypedBundle meta = new TypedBundle().put("com.clawseed.tools.authority", AUTHORITY)
                 .put("com.clawseed.tools.version", 1).put("com.clawseed.tools.versions", "1,2");
         TypedBundle service = new TypedBundle().put("name", PROVIDER_PACKAGE + ".cetp.ToolProviderService")
@@ -102,12 +170,16 @@ public final class FakePlatform implements Platform {
                 .put("actions", new String[] {"com.clawseed.action.TOOL_PROVIDER"})
                 .put("meta_data", meta);
         TypedBundle provider = new TypedBundle().put("name", PROVIDER_PACKAGE + ".cetp.ToolProvider")
-                .put("authority", AUTHORITY).put("exported", true).put("enabled", true)
-                .put("permission", null).put("read_permission", null).put("write_permission", null)
-                .put("init_order", 0);
-        return base(PROVIDER_PACKAGE, "Fake Provider", 10101)
+                .put("authority", AUTHORITY).put("exported", config.providerExported)
+                .put("enabled", true).put("permission", config.providerPermission)
+                .put("read_permission", config.providerReadPermission)
+                .put("write_permission", config.providerWritePermission)
+                .put("init_order", 100);
+        return base(PROVIDER_PACKAGE, "Fake Provider", PROVIDER_UID)
                 .put("services", new TypedBundle[] {service})
-                .put("providers", new TypedBundle[] {provider});
+                .put("providers", new TypedBundle[] {provider})
+                .put("permissions", new TypedBundle[] {new TypedBundle().put("name", ACCESS_TOOLS)
+                        .put("protection_level", 0)});
     }
 
     private static TypedBundle extensionRecord() {
@@ -134,6 +206,11 @@ public final class FakePlatform implements Platform {
         if (!AUTHORITY.equals(authority)) {
             throw new RelayException(RelayException.NOT_FOUND, "unknown authority " + authority);
         }
+        AndroidRules.checkProviderAccess(RELAY_PACKAGE, RELAY_UID, config.relayGranted,
+                PROVIDER_PACKAGE + ".cetp.ToolProvider", PROVIDER_UID, config.providerExported,
+                config.providerPermission, config.providerReadPermission,
+                config.providerWritePermission);
+        started(PROVIDER_PACKAGE);
         if ("negotiate".equals(method)) {
             return success("{\"selected_version\":2,\"provider_id\":\"" + PROVIDER_PACKAGE
                     + "\",\"provider_name\":\"Fake Provider\",\"session_token\":\"fake-session\","
@@ -250,6 +327,18 @@ public final class FakePlatform implements Platform {
         if (!EXTENSION_PACKAGE.equals(pkg)) {
             throw new RelayException(RelayException.NOT_FOUND, "no service for " + action + " in " + pkg);
         }
+        started(pkg);
+        if (NULL_BIND_ACTION.equals(action)) {
+            RelayException e = AndroidRules.nullBinding(config.api, timeoutMs);
+            if (RelayException.TIMEOUT.equals(e.code)) {
+                try {
+                    Thread.sleep(timeoutMs);
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            throw e;
+        }
         if (!EXTENSION_DESCRIPTOR.equals(descriptor)) {
             return new TransactResult(new TypedBundle().put("class", "java.lang.SecurityException")
                     .put("message", "Binder invocation to an incorrect interface"), null);
@@ -267,9 +356,17 @@ public final class FakePlatform implements Platform {
     @Override
     public BroadcastResult broadcast(String pkg, String action, TypedBundle extras,
                                      String replyAction, int timeoutMs) {
-        if (!EXTENSION_PACKAGE.equals(pkg)) {
+        return broadcast(pkg, action, extras, replyAction, timeoutMs, false);
+    }
+
+    /** A broadcast, optionally with FLAG_INCLUDE_STOPPED_PACKAGES (rule stopped_package_broadcast). */
+    public BroadcastResult broadcast(String pkg, String action, TypedBundle extras,
+                                     String replyAction, int timeoutMs, boolean includeStopped) {
+        if (!EXTENSION_PACKAGE.equals(pkg)
+                || !AndroidRules.broadcastDelivered(stopped.contains(pkg), includeStopped)) {
             return new BroadcastResult(null, true);
         }
+        started(pkg);
         return new BroadcastResult(new TypedBundle().put("result", "{\"ok\":true}"), false);
     }
 
