@@ -74,3 +74,11 @@ def test_install_grants_explain_an_install_order_problem() -> None:
 def test_rule_api_range_reads_naturally() -> None:
     assert r.rule("package_visibility").api_range == "30+"
     assert r.rule("provider_permission").api_range == "all"
+
+
+def test_docs_table_lists_every_rule_with_its_source() -> None:
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "virtual-device.md").read_text()
+    for rule in r.RULES:
+        assert f"| `{rule.id}` | {rule.api_range} | {rule.effect} | {rule.source} |" in doc
