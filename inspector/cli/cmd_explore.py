@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from inspector.cli.context import Ctx
+from inspector.cli.context import Ctx, android_profile_doc
 from inspector.cli.output import line, pretty_value, table
 from inspector.cli.terminal_text import safe_text
 from inspector.consumer.engine import ProviderSession
@@ -246,12 +246,17 @@ async def cmd_ext_manifest(ctx: Ctx) -> int:
     service = None
     if decl.component(ac.Bridge.SERVICE) is not None:
         service = await host.get_manifest()
+    # the virtual device reports the relay's grants: requiredPermissions are then checked
+    # (Android rule andyclaw_required_permissions), otherwise reported as unknown
+    android = android_profile_doc(session)
+    checks = host.security_checks(
+        granted_permissions=android["relay_granted_permissions"] if android else None)
     doc = {
         "extension": extension_doc(decl),
         "raw_manifest": [f.model_dump(mode="json") for f in raw],
         "service_manifest": service.model_dump(mode="json") if service else None,
         "findings": findings_doc(host.findings),
-        "security_checks": [c.model_dump(mode="json") for c in host.security_checks()],
+        "security_checks": [c.model_dump(mode="json") for c in checks],
     }
     if ctx.json:
         ctx.emit(doc)
@@ -264,7 +269,7 @@ async def cmd_ext_manifest(ctx: Ctx) -> int:
         line(f"service GET_MANIFEST ({service.form}):", ctx.out)
         line(pretty_value(service.names()), ctx.out)
     print_findings(ctx, host.findings)
-    for c in host.security_checks():
+    for c in checks:
         line(f"  {c.name:<22} {c.result.value:<8} {safe_text(c.message, 300, one_line=True)}",
              ctx.out)
     return ExitCode.OK

@@ -63,6 +63,9 @@ class CallerBackend:
 
     def hello_info(self, client: str) -> HelloInfo:
         base = self.device.hello_info(client)
+        device = dict(base.device)
+        device["granted_permissions"] = ",".join(  # this app's grants, not the relay's
+            sorted(self.device.platform().granted(self.caller.package)))
         return HelloInfo(
             protocol_version=base.protocol_version,
             relay_version_code=base.relay_version_code,
@@ -71,7 +74,7 @@ class CallerBackend:
             caller_package=self.caller.package,
             caller_uid=self.caller.uid,
             caller_cert_sha256=(fake_cert_sha256(self.caller.package),),
-            device=dict(base.device),
+            device=device,
         )
 
     def connection_opened(self, conn: ServerConnection) -> None:

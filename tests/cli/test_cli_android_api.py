@@ -118,3 +118,12 @@ def test_the_standalone_virtual_device_refuses_an_unknown_profile(tmp_path: Path
         timeout=60)
     assert proc.returncode == 2
     assert "no Android profile for API level 22" in proc.stderr
+
+
+def test_ext_manifest_checks_required_permissions_against_the_relay_grants(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Rule andyclaw_required_permissions: the relay (the host here) holds no CAMERA."""
+    doc = run(capsys, "ext-manifest", "com.example.flashlight").doc
+    checks = {c["name"]: c for c in doc["security_checks"]}
+    assert checks["required_permissions"]["result"] == "fail"
+    assert "android.permission.CAMERA" in checks["required_permissions"]["message"]

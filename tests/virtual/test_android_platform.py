@@ -244,6 +244,7 @@ async def test_consumer_apps_hold_access_tools_as_the_clawseed_sdk_asks(tmp_path
     device = strict_device(tmp_path)
     client = await connect_virtual_device(device, caller_package="org.cetp.consumer.second")
     try:
+        assert client.hello_info.device["granted_permissions"] == ACCESS_TOOLS
         reply = await client.call(CETP_AUTHORITIES["com.example.pricealerts"], "list_tools", None)
         assert reply is not None and reply["status"] == "success"
     finally:
