@@ -213,7 +213,8 @@ class VirtualDevice:
         """Install (or replace) an app; connected desktops get `package_changed`.
 
         A fresh install is in the stopped state (rule stopped_state) unless the device is
-        still being built (its apps count as used before) or `stopped=False`."""
+        still being built or the install is silent (`notify=False`: setting up plugins,
+        bundles, tests; those apps count as used before), or `stopped` says otherwise."""
         replaced = app.package in self.apps
         if replaced:
             old = self.apps.pop(app.package)
@@ -226,8 +227,9 @@ class VirtualDevice:
             app.confirmation_ttl_ms = self.confirmation_ttl_ms
         app.attach(self, uid, self.state_dir / "apps" / app.package)
         self.apps[app.package] = app
-        self.android.installed(app.package, stopped=not self._booting if stopped is None
-                               else stopped)
+        if stopped is None:
+            stopped = notify and not self._booting
+        self.android.installed(app.package, stopped=stopped)
         if notify:
             self._package_event("replaced" if replaced else "added", app.package)
 

@@ -800,5 +800,6 @@ def install_bundle(device: VirtualDevice, path_or_bugreport: Any, *, notify: boo
             "the recording holds no CETP provider or AndyClaw extension call to replay "
             "(record a session that talks to a provider, e.g. with --record NAME)")
     for app in apps:
-        device.install(app, notify=notify)
+        # a recorded app was in use on the recorded phone: not in the stopped state
+        device.install(app, notify=notify, stopped=False)
     return [a.package for a in apps]
