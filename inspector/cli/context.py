@@ -112,7 +112,9 @@ class Ctx:
                     exit_code=ExitCode.USAGE)
             config = VirtualConfig(state_dir=a.virtual_state, plugins=list(a.virtual_plugin or []),
                                    relay_socket=a.relay_socket, token=a.token, bundles=bundles,
-                                   android_api=android_api(a))
+                                   android_api=android_api(a),
+                                   relay_in_front=not getattr(a, "virtual_relay_background",
+                                                              False))
             use_adb = os.environ.get(NO_ADB_ENV, "") not in ("1", "true", "yes")
             allow = bool(getattr(a, "allow_uninstall", False))
 

@@ -53,6 +53,9 @@ def _add_common(p: argparse.ArgumentParser, *, suppress: bool) -> None:
                    help="Android API level the in-process virtual device plays: its rules "
                    "(permissions, visibility, background starts…) follow that release "
                    "(26, 28, 29, 30, 31, 33, 34, 35; default 34; docs/virtual-device.md)")
+    g.add_argument("--virtual-relay-background", action="store_true", default=d(False),
+                   help="the in-process virtual device plays a relay whose screen is not in "
+                   "front: from API 29 Android blocks its activity starts")
     g.add_argument("--allow-uninstall", action="store_true", default=d(False),
                    help="adb: when the installed relay cannot be upgraded in place, allow "
                    "uninstalling it (it holds no user data of yours)")

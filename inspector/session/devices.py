@@ -53,6 +53,8 @@ class VirtualConfig(BaseModel):
     serves instead of the reference apps (`--virtual-bundle`)."""
     android_api: int | None = None
     """The Android API profile of the in-process device (`--android-api`; None → 34)."""
+    relay_in_front: bool = True
+    """False plays a relay whose activity is not resumed (`--virtual-relay-background`)."""
 
 
 class AdbSource(Protocol):
@@ -110,6 +112,7 @@ class VirtualDeviceHost:
                     plugins=[Path(p) for p in self.config.plugins],
                     apps=[] if self.config.bundles else None,
                     android_api=self.config.android_api,
+                    relay_in_front=self.config.relay_in_front,
                 )
             except PluginError as exc:
                 raise InspectorError(

@@ -127,3 +127,17 @@ def test_ext_manifest_checks_required_permissions_against_the_relay_grants(
     checks = {c["name"]: c for c in doc["security_checks"]}
     assert checks["required_permissions"]["result"] == "fail"
     assert "android.permission.CAMERA" in checks["required_permissions"]["message"]
+
+
+@pytest.mark.parametrize(("api", "blocked"), [(28, False), (29, True), (35, True)])
+def test_a_relay_in_the_background_cannot_start_activities_from_api_29(
+        capsys: pytest.CaptureFixture[str], api: int, blocked: bool) -> None:
+    r = run(capsys, "ext-call", "flashlight", "toggle_flashlight", "--args", '{"on": true}',
+            "--approve", "--android-api", str(api), "--virtual-relay-background")
+    if blocked:
+        assert r.code != 0
+        assert r.doc["error"]["code"] == "NEEDS_FOREGROUND"
+        assert f"Android rule background_activity_start, API {api}" in r.doc["error"]["message"]
+        assert "BackgroundActivityStartController" in r.doc["error"]["message"]
+    else:
+        assert r.code == 0, r.out
