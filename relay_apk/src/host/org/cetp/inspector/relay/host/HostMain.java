@@ -30,13 +30,20 @@ public final class HostMain {
     public static void main(String[] argv) throws IOException {
         int port = 0;
         int helloTimeout = Limits.HELLO_TIMEOUT_MS;
+        FakePlatform.Config config = new FakePlatform.Config();
+        java.util.Set<String> granted = new java.util.HashSet<String>(config.relayGranted);
         for (int i = 0; i < argv.length; i++) {
             if ("--port".equals(argv[i]) && i + 1 < argv.length) {
                 port = Integer.parseInt(argv[++i]);
             } else if ("--hello-timeout-ms".equals(argv[i]) && i + 1 < argv.length) {
                 helloTimeout = Integer.parseInt(argv[++i]);
+            } else if ("--android-api".equals(argv[i]) && i + 1 < argv.length) {
+                config.api = Integer.parseInt(argv[++i]);
+            } else if ("--without-permission".equals(argv[i]) && i + 1 < argv.length) {
+                granted.remove(argv[++i]);  // play a relay whose manifest lacks it
             } else {
-                System.err.println("usage: HostMain [--port N] [--hello-timeout-ms N]"
+                System.err.println("usage: HostMain [--port N] [--hello-timeout-ms N] "
+                        + "[--android-api N] [--without-permission P]..."
                         + "   (token in $RELAY_TOKEN)");
                 System.exit(2);
             }
@@ -48,7 +55,8 @@ public final class HostMain {
             System.exit(2);
         }
         final byte[] tokenBytes = Utf8.encode(token);
-        final FakePlatform platform = new FakePlatform();
+        config.relayGranted = granted;
+        final FakePlatform platform = new FakePlatform(config);
         final Dispatcher dispatcher = new Dispatcher(platform);
         final EventHub hub = new EventHub();
         platform.setEventListener(hub);
