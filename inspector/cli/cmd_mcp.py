@@ -93,10 +93,8 @@ def cmd_mcp(ctx: Ctx) -> int:
         except asyncio.CancelledError:
             return ExitCode.OK
         finally:
-            try:
+            with contextlib.suppress(Exception):  # closing must not hide the outcome
                 await asyncio.wait_for(ctx.close(), 5)
-            except Exception:  # closing must not hide the outcome
-                pass
 
     result: Any = asyncio.run(main())
     return int(result)

@@ -188,6 +188,9 @@ class Bridge:
                                  "results of this bridge session can be read")
             media, path = found
             data = await asyncio.to_thread(Path(path).read_bytes)
+            if media.startswith("text/") or "json" in media:
+                with contextlib.suppress(UnicodeDecodeError):
+                    return [ReadResourceContents(content=data.decode("utf-8"), mime_type=media)]
             return [ReadResourceContents(content=data, mime_type=media)]
 
     def _track_client(self) -> None:

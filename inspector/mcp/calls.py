@@ -43,7 +43,7 @@ from inspector.tasks import spawn
 log = logging.getLogger(__name__)
 
 #: file results up to this size are embedded; larger ones become resource links
-EMBED_LIMIT = 256 * 1024
+EMBED_LIMIT = 1024 * 1024
 RESULT_URI = "cetp-result://{request_id}"
 
 Progress = Callable[[float, float | None, str], Awaitable[None]]
@@ -122,7 +122,7 @@ async def call_v2(ps: ProviderSession, bt: BridgedTool, args: dict[str, Any],
     if ex.state == ExecState.ACCEPTED:
         ex = await _wait(ps, ex, bt, hooks)
     if ex.state == ExecState.SUCCEEDED and ex.result_fd is not None:
-        return await _file(ps, ex, hooks), ex
+        return await _file(ps, ex, bt, hooks), ex
     return result_for(ex, bt), ex
 
 
@@ -191,7 +191,8 @@ async def _wait(ps: ProviderSession, ex: Execution, bt: BridgedTool,
     return ex
 
 
-async def _file(ps: ProviderSession, ex: Execution, hooks: CallHooks) -> types.CallToolResult:
+async def _file(ps: ProviderSession, ex: Execution, bt: BridgedTool,
+                hooks: CallHooks) -> types.CallToolResult:
     total = ex.file.size_bytes if ex.file else None
 
     last = [-1.0]
@@ -246,7 +247,11 @@ async def _file(ps: ProviderSession, ex: Execution, hooks: CallHooks) -> types.C
                    types.ResourceLink(type="resource_link", uri=uri, name=f"{ex.tool_name} "
                                       f"result", mimeType=f.media_type,
                                       size=verdict.bytes_read)]
-    return types.CallToolResult(content=content, isError=False, _meta=meta)
+    # a tool with an MCP outputSchema must return structuredContent: the verified document
+    structured = verdict.value if (bt.output_schema is not None and verdict.parsed
+                                   and isinstance(verdict.value, dict)) else None
+    return types.CallToolResult(content=content, isError=False, _meta=meta,
+                                structuredContent=structured)
 
 
 def result_for(ex: Execution, bt: BridgedTool) -> types.CallToolResult:
