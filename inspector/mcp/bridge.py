@@ -331,9 +331,12 @@ def _selected_providers(session: Session, options: BridgeOptions,
     for d in session.providers:
         if not d.authority:
             problems.append(f"{d.package}: not bridged: it declares no authority")
-        elif d.authority_owner and d.authority_owner != d.package:
-            problems.append(f"{d.package}: not bridged: its authority {d.authority} belongs "
-                            f"to {d.authority_owner}")
+        elif d.provider is None or (d.authority_owner and d.authority_owner != d.package):
+            # no ContentProvider of this package serves the authority (§2.1): calls would
+            # reach another app, or nothing
+            why = d.problems[0] if d.problems else (f"no ContentProvider of {d.package} "
+                                                    f"serves {d.authority}")
+            problems.append(f"{d.package}: not bridged: {one_line(why, 300)}")
         elif not (d.supports_v2 or d.supports_v1):
             problems.append(f"{d.package}: not bridged: versions {list(d.versions)}")
         else:

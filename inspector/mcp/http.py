@@ -22,7 +22,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse
-from starlette.routing import Mount
+from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from inspector.session.errors import ExitCode, InspectorError
@@ -109,7 +109,9 @@ def build_app(server: Any, token: str, host: str, port: int) -> Starlette:
         async with manager.run():
             yield
 
-    app = Starlette(routes=[Mount(MCP_PATH, app=BearerAuth(handle, token))], lifespan=lifespan)
+    # a Route, not a Mount: no redirect to /mcp/ answered before the token is checked
+    app = Starlette(routes=[Route(MCP_PATH, endpoint=BearerAuth(handle, token))],
+                    lifespan=lifespan)
     return app
 
 

@@ -20,7 +20,8 @@ from typing import Any
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamablehttp_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 from inspector.mcp.bridge import Bridge, BridgeOptions
 from inspector.mcp.http import serve_http
@@ -76,9 +77,9 @@ class HttpBridge:
 
     @contextlib.asynccontextmanager
     async def client(self, token: str = TOKEN, **kwargs: Any) -> AsyncIterator[ClientSession]:
-        async with streamablehttp_client(self.url, headers={
-                "Authorization": f"Bearer {token}"}) as (read, write, _sid), \
-                ClientSession(read, write, **kwargs) as session:
+        http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+        async with http, streamable_http_client(self.url, http_client=http) as (
+                read, write, _sid), ClientSession(read, write, **kwargs) as session:
             await session.initialize()
             yield session
 
