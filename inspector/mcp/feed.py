@@ -106,3 +106,112 @@ class JournalTail:
                 continue
             out.append(obj)
         return out
+
+
+class CallRow:
+    """One MCP tools/call as the Bridge view shows it (all text untrusted, bounded later)."""
+
+    __slots__ = ("arguments", "at_ms", "call_id", "client", "is_error", "request_id",
+                 "state", "summary", "tool")
+
+    def __init__(self, call_id: str, at_ms: float) -> None:
+        self.call_id = call_id
+        self.at_ms = at_ms
+        self.client = ""
+        self.tool = ""
+        self.state = "running"
+        self.summary = ""
+        self.request_id = ""
+        self.is_error = False
+        self.arguments: Any = None
+
+
+class BridgeState:
+    """The bridge session folded from journal records (what the Bridge view renders)."""
+
+    MAX_CALLS = 5000
+
+    def __init__(self) -> None:
+        self.calls: dict[str, CallRow] = {}
+        self.clients: list[str] = []
+        self.tools: list[str] = []
+        self.problems: list[str] = []
+        self.device = ""
+        #: confirmation_id → what the virtual screen shows (until answered)
+        self.pending: dict[str, dict[str, Any]] = {}
+        #: call_id → "confirm on the phone" notes (a phone's confirmation has no id here)
+        self.waiting_on_phone: dict[str, str] = {}
+        self.exchanges = 0
+        self.list_changed = 0
+
+    def apply(self, records: list[dict[str, Any]]) -> bool:
+        """Fold new records in; True when anything visible changed."""
+        changed = False
+        for rec in records:
+            kind = rec.get("type")
+            if kind == "exchange":
+                self.exchanges += 1
+                changed = True
+                continue
+            if kind != REC_MCP or not isinstance(rec.get("data"), dict):
+                continue
+            changed = True
+            self._apply_mcp(rec["data"], float(rec.get("at_ms") or 0))
+        return changed
+
+    def _apply_mcp(self, d: dict[str, Any], at_ms: float) -> None:
+        event = str(d.get("event", ""))
+        cid = str(d.get("call_id", ""))
+        if event == "bridge_started":
+            self.device = str(d.get("device", ""))
+            self.tools = [str(t) for t in d.get("tools") or []][:2000]
+            self.problems = [str(p) for p in d.get("problems") or []][:200]
+        elif event == "tools_list_changed":
+            self.tools = [str(t) for t in d.get("tools") or []][:2000]
+            self.list_changed += 1
+        elif event == "client":
+            self.clients.append(f"{d.get('name', '?')} {d.get('version', '')}".strip())
+        elif event == "call_started" and cid:
+            row = self.calls.setdefault(cid, CallRow(cid, at_ms))
+            row.client, row.tool = str(d.get("client", "")), str(d.get("tool", ""))
+            row.arguments = d.get("arguments")
+            if len(self.calls) > self.MAX_CALLS:
+                self.calls.pop(next(iter(self.calls)))
+        elif event == "call_finished" and cid:
+            row = self.calls.setdefault(cid, CallRow(cid, at_ms))
+            row.tool = row.tool or str(d.get("tool", ""))
+            row.client = row.client or str(d.get("client", ""))
+            row.is_error = bool(d.get("is_error"))
+            row.state = "error" if row.is_error else "ok"
+            row.summary = str(d.get("summary", ""))
+            row.request_id = str(d.get("request_id") or row.request_id)
+            self.waiting_on_phone.pop(cid, None)
+        elif event in ("execution", "operation", "confirmation", "retry") and cid:
+            row = self.calls.get(cid)
+            if row is not None:
+                row.request_id = str(d.get("request_id") or row.request_id)
+                if event == "operation" and row.state == "running":
+                    row.summary = f"operation {d.get('operation_id', '')}: {d.get('state', '')}"
+                if event == "confirmation":
+                    state = str(d.get("state", ""))
+                    row.summary = f"confirmation {state}"
+                    if state == "pending" and str(d.get("screen", "")) == "phone":
+                        self.waiting_on_phone[cid] = row.tool
+                    else:
+                        self.waiting_on_phone.pop(cid, None)
+        elif event == "confirmation_screen":
+            conf = str(d.get("confirmation_id", ""))
+            if conf:
+                self.pending[conf] = dict(d)
+        elif event == "confirmation_answer":
+            self.pending.pop(str(d.get("confirmation_id", "")), None)
+
+
+def latest_bridge_journal(directory: Path | str | None = None) -> Path | None:
+    """The most recently started bridge session (journal named `mcp-bridge…`)."""
+    from inspector.session.journal import list_sessions
+
+    found = [s for s in list_sessions(directory) if s.name.startswith("mcp-bridge")]
+    if not found:
+        return None
+    return Path(max(found, key=lambda s: s.created_ms).path)
