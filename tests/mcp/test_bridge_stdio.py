@@ -11,6 +11,7 @@ from pathlib import Path
 import mcp.types as types
 import pytest
 
+from inspector.cli.main import main
 from inspector.session.devices import connect_socket
 from inspector.session.journal import read_journal
 from tests.cli.conftest import VirtualServer
@@ -181,3 +182,18 @@ async def test_extension_on_each_bridge(virtual_server: VirtualServer, home: Pat
         r = await client.call_tool(tool, args)
     assert not r.isError, texts(r)
     assert r.meta["cetp-inspector/extension"]["bridge"] == bridge
+
+
+async def test_bridge_session_exports_as_a_bug_report(virtual_server: VirtualServer,
+                                                      home: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    async with stdio_bridge(virtual_server, home) as client:
+        await client.call_tool("p_pricealerts__get_quote", {"symbol": "ACME"})
+    (journal,) = (home / "sessions").glob("*.jsonl")
+    out = home / "bridge.cetpbundle"
+    assert main(["bundle", "create", journal.stem, "-o", str(out), "--json"]) == 0
+    capsys.readouterr()
+    assert main(["bundle", "open", str(out), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    text = json.dumps(doc)
+    assert "execute_tool" in text and "get_quote" in text
