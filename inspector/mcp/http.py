@@ -26,6 +26,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from inspector.session.errors import ExitCode, InspectorError
+from inspector.tasks import spawn
 
 TOKEN_ENV = "CETP_INSPECTOR_MCP_TOKEN"
 MCP_PATH = "/mcp"
@@ -126,7 +127,7 @@ async def serve_http(server: Any, token: str, host: str, port: int,
                             log_level="warning", access_log=False, lifespan="on")
     userver = uvicorn.Server(config)
     userver.install_signal_handlers = lambda: None  # type: ignore[method-assign]
-    task = asyncio.ensure_future(userver.serve())
+    task = spawn(userver.serve(), "mcp-http")
     try:
         while not userver.started:
             if task.done():
