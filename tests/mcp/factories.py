@@ -85,13 +85,10 @@ class HttpBridge:
 
 
 @contextlib.asynccontextmanager
-async def http_bridge(home: Path, options: BridgeOptions | None = None
-                      ) -> AsyncIterator[HttpBridge]:
-    """The bridge on the in-process virtual device, over HTTP on 127.0.0.1:<free port>."""
-    manager = DeviceManager(VirtualConfig(state_dir=str(home / "state")), use_adb=False)
-    session = Session(VIRTUAL_SERIAL, manager.connector(VIRTUAL_SERIAL))
-    await session.open()
-    journal = j.JournalWriter.create(name="mcp-bridge", device={"serial": VIRTUAL_SERIAL},
+async def serve_bridge(session: Session, home: Path, options: BridgeOptions | None = None,
+                       manager: Any = None) -> AsyncIterator[HttpBridge]:
+    """The bridge on an open session, over HTTP on 127.0.0.1:<free port>, journalled."""
+    journal = j.JournalWriter.create(name="mcp-bridge", device={"serial": session.serial},
                                      directory=home / "sessions")
     session.add_exchange_listener(journal.on_exchange)
     bridge = Bridge(session, options or BridgeOptions(), journal)
@@ -106,9 +103,22 @@ async def http_bridge(home: Path, options: BridgeOptions | None = None
         task.cancel()
         with contextlib.suppress(BaseException):
             await task
+        journal.close()
+
+
+@contextlib.asynccontextmanager
+async def http_bridge(home: Path, options: BridgeOptions | None = None
+                      ) -> AsyncIterator[HttpBridge]:
+    """The bridge on the in-process virtual device, over HTTP."""
+    manager = DeviceManager(VirtualConfig(state_dir=str(home / "state")), use_adb=False)
+    session = Session(VIRTUAL_SERIAL, manager.connector(VIRTUAL_SERIAL))
+    await session.open()
+    try:
+        async with serve_bridge(session, home, options, manager) as hb:
+            yield hb
+    finally:
         await session.close()
         await manager.close()
-        journal.close()
 
 
 def texts(result: Any) -> str:
