@@ -367,7 +367,7 @@ async def build_catalog(session: Session, options: BridgeOptions) -> Catalog:
         try:
             ps = session.provider_session(decl)
             if isinstance(ps, ProviderSession):
-                await calls._negotiated(ps)
+                await calls.ensure_negotiated(ps)
                 tools = await ps.list_tools()
                 dialect = ps.info.schema_dialect if ps.info is not None else None
                 cat.revisions[ident] = tools.revision

@@ -90,7 +90,7 @@ async def _progress(hooks: CallHooks, current: float, total: float | None, msg: 
         log.info("progress notification failed: %s", exc)
 
 
-async def _negotiated(ps: ProviderSession) -> None:
+async def ensure_negotiated(ps: ProviderSession) -> None:
     """negotiate has no side effect, so one retry after a lost connection is safe."""
     try:
         await ps.ensure_session()
@@ -104,7 +104,7 @@ async def call_v2(ps: ProviderSession, bt: BridgedTool, args: dict[str, Any],
                   hooks: CallHooks) -> tuple[types.CallToolResult, Execution | None]:
     if not bt.allowed:
         return refusal(bt), None
-    await _negotiated(ps)
+    await ensure_negotiated(ps)
     ex = ps.new_execution(bt.remote_name, args)
     hooks.note("execution", {"tool": bt.name, "request_id": ex.request_id})
     ex = await ps.run(ex)

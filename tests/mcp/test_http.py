@@ -28,3 +28,13 @@ def test_bad_specs(spec: str) -> None:
     with pytest.raises(InspectorError) as info:
         parse_listen(spec)
     assert info.value.code == "BAD_LISTEN"
+
+
+def test_cli_refuses_a_public_address_before_connecting(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from inspector.cli.main import main
+
+    monkeypatch.setenv("CETP_INSPECTOR_NO_ADB", "1")
+    assert main(["mcp", "--http", "0.0.0.0:8765"]) == 2
+    err = capsys.readouterr().err
+    assert "NOT_LOCALHOST" in err and "127.0.0.1" in err
