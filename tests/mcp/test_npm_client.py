@@ -1,7 +1,9 @@
-"""An MCP client nobody here wrote: the official MCP Inspector CLI (npm
-@modelcontextprotocol/inspector-cli, pinned in tests/mcp/npm) against the bridge over
-streamable HTTP with the bearer token. `./dev test` installs it (npm ci); docs/mcp.md
-records why this package and version, and which of its methods pass."""
+"""MCP clients nobody here wrote, against the bridge over streamable HTTP with the bearer
+token: the official MCP Inspector CLI (npm @modelcontextprotocol/inspector-cli) and the MCP
+conformance suite's server scenarios (npm @modelcontextprotocol/conformance, through a
+token-adding loopback proxy since it cannot send headers), both pinned in tests/mcp/npm.
+`./dev test` installs them (npm ci); docs/mcp.md records why these versions and which
+scenarios pass."""
 
 from __future__ import annotations
 
@@ -16,7 +18,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-CLI = ROOT / "tests/mcp/npm/node_modules/@modelcontextprotocol/inspector-cli/build/index.js"
+NPM = ROOT / "tests/mcp/npm/node_modules/@modelcontextprotocol"
+CLI = NPM / "inspector-cli/build/index.js"
+CONFORMANCE = NPM / "conformance/dist/index.js"
+#: the conformance suite's server scenarios that test what a bridge has (the others call
+#: the reference test server's fixed tools, prompts and resources; docs/mcp.md)
+APPLICABLE = ("server-initialize", "ping", "tools-list", "resources-list",
+              "server-sse-multiple-streams")
 TOKEN = "npm-client-token-0123456789"
 
 pytestmark = pytest.mark.timeout(180)
@@ -93,3 +101,32 @@ def test_mutation_refused_as_a_tool_error(bridge_url: str) -> None:
 def test_missing_token_refused(bridge_url: str) -> None:
     code, out = inspector_cli(bridge_url, "--method", "tools/list", token=None)
     assert code != 0 and "unauthorized" in out
+
+
+@pytest.fixture(scope="module")
+def proxied_url(bridge_url: str) -> Iterator[str]:
+    """tests/mcp/auth_proxy.py in front of the bridge: adds the bearer token."""
+    proc = subprocess.Popen([sys.executable, "-m", "tests.mcp.auth_proxy", bridge_url, TOKEN],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=ROOT)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if not line.startswith("listening on "):
+        proc.kill()
+        pytest.fail(f"proxy did not start: {line!r}")
+    yield line.split()[-1]
+    proc.terminate()
+    proc.wait(10)
+
+
+@pytest.mark.parametrize("scenario", APPLICABLE)
+def test_conformance_server_scenario(proxied_url: str, scenario: str, tmp_path: Path) -> None:
+    r = subprocess.run(["node", str(CONFORMANCE), "server", "--url", proxied_url,
+                        "--scenario", scenario, "-o", str(tmp_path)],
+                       capture_output=True, text=True, timeout=120, cwd=CONFORMANCE.parent)
+    found = list(tmp_path.rglob("checks.json"))
+    assert found, r.stdout + r.stderr
+    checks = json.loads(found[0].read_text())
+    bad = [(c["id"], c["status"], c.get("errorMessage")) for c in checks
+           if c["status"] not in ("SUCCESS", "INFO")]
+    assert checks and not bad, bad
