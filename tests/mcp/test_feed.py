@@ -42,3 +42,33 @@ def test_answer_ids_cannot_escape_the_folder(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         write_answer(tmp_path / "s.jsonl", "../../etc/passwd", True)
     assert not any(tmp_path.rglob("passwd"))
+
+
+def rec(event: str, **data: object) -> dict[str, object]:
+    return {"type": "mcp", "data": {"event": event, **data}, "at_ms": 1.0}
+
+
+def test_bridge_state_folds_calls_and_confirmations() -> None:
+    from inspector.mcp.feed import BridgeState
+
+    s = BridgeState()
+    assert s.apply([rec("bridge_started", device="virtual", tools=["a", "b"]),
+                    rec("client", name="agent", version="1"),
+                    rec("call_started", call_id="c1", client="agent", tool="a",
+                        arguments={"x": 1}),
+                    rec("confirmation", call_id="c1", request_id="r1", state="pending",
+                        screen="phone"),
+                    rec("confirmation_screen", confirmation_id="cr_1", package="p"),
+                    {"type": "exchange", "exchange": {}}])
+    assert s.device == "virtual" and s.clients == ["agent 1"] and s.exchanges == 1
+    row = s.calls["c1"]
+    assert (row.state, row.request_id, row.summary) == ("running", "r1",
+                                                        "confirmation pending")
+    assert s.waiting_on_phone == {"c1": "a"} and "cr_1" in s.pending
+    s.apply([rec("confirmation_answer", confirmation_id="cr_1", approved=True),
+             rec("call_finished", call_id="c1", tool="a", is_error=True, summary="USER_X"),
+             rec("tools_list_changed", tools=["a"])])
+    assert s.pending == {} and s.waiting_on_phone == {}
+    assert (row.state, row.summary) == ("error", "USER_X")
+    assert s.tools == ["a"] and s.list_changed == 1
+    assert not s.apply([{"type": "device", "data": {}}, {"type": "mcp", "data": "junk"}])
