@@ -68,6 +68,8 @@ class BridgeOptions:
     test_only_virtual_screen: bool | None = None
     elicit: bool = True
     max_read_bytes: int | None = None
+    #: seconds between "confirm on the phone" progress reminders
+    remind_s: float = calls.REMIND_S
 
 
 class Bridge:
@@ -241,7 +243,8 @@ class Bridge:
                                 screen="phone" if self.session.serial != VIRTUAL_SERIAL
                                 else "virtual device's screen",
                                 resources=self.resources,
-                                max_read_bytes=self.options.max_read_bytes)
+                                max_read_bytes=self.options.max_read_bytes,
+                                remind_s=self.options.remind_s)
         if self.options.elicit and self._client_elicits(sess):
             hooks.elicit = elicit
         return hooks

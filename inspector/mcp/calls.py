@@ -45,6 +45,8 @@ log = logging.getLogger(__name__)
 #: file results up to this size are embedded; larger ones become resource links
 EMBED_LIMIT = 1024 * 1024
 RESULT_URI = "cetp-result://{request_id}"
+#: seconds between "confirm on the phone" reminders while the provider's screen is up
+REMIND_S = 5.0
 
 Progress = Callable[[float, float | None, str], Awaitable[None]]
 Elicit = Callable[[str], Awaitable[bool]]
@@ -64,6 +66,7 @@ class CallHooks:
     #: verified file results kept for resources/read (uri → (media type, path))
     resources: dict[str, tuple[str, str]] = field(default_factory=dict)
     max_read_bytes: int | None = None
+    remind_s: float = REMIND_S
 
 
 def text_result(text: str, *, error: bool = False, meta: dict[str, Any] | None = None,
@@ -141,9 +144,25 @@ async def _confirm(ps: ProviderSession, ex: Execution, bt: BridgedTool,
             return ex
     hooks.note("confirmation", {"tool": bt.name, "request_id": ex.request_id,
                                 "state": "pending", "screen": hooks.screen})
-    await _progress(hooks, 0, None, f"confirm on the {hooks.screen}: {bt.package} asks "
-                    f"for confirmation of {bt.remote_name}")
-    ex = await ps.launch_resolution(ex)
+    ask = (f"confirm on the {hooks.screen}: {bt.package} asks for confirmation of "
+           f"{bt.remote_name}")
+
+    async def remind() -> None:
+        # a reminder every few seconds: the user sees it, and clients that reset their
+        # request timeout on progress keep waiting for the person on the phone
+        waited = 0.0
+        while True:
+            await _progress(hooks, waited, None, ask + (f" (waiting {waited:.0f} s)"
+                                                        if waited else ""))
+            await anyio.sleep(hooks.remind_s)
+            waited += hooks.remind_s
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(remind)
+        try:
+            ex = await ps.launch_resolution(ex)
+        finally:
+            tg.cancel_scope.cancel()
     approved = ex.resolution_result == "approved"
     hooks.note("confirmation", {"tool": bt.name, "request_id": ex.request_id,
                                 "state": "approved" if approved else "denied"})

@@ -87,15 +87,25 @@ async def _pending_confirmation(journal: Path) -> str:
 
 @pytest.mark.parametrize("approve", [True, False])
 async def test_virtual_screen_waits_for_a_person(home: Path, approve: bool) -> None:
-    opts = BridgeOptions(allow_mutations=["delete_alert", "create_alert"])
+    reminders: list[str] = []
+
+    async def on_progress(_p: float, _t: float | None, msg: str | None) -> None:
+        reminders.append(msg or "")
+
+    opts = BridgeOptions(allow_mutations=["delete_alert", "create_alert"], remind_s=0.1)
     async with http_bridge(home, opts) as hb, hb.client() as client:
         created = await client.call_tool("p_pricealerts__create_alert",
                                          {"symbol": "ACME", "price": ACME_QUOTE})
         alert = json.loads(texts(created))["alert_id"]
         call = asyncio.ensure_future(client.call_tool("p_pricealerts__delete_alert",
-                                                      {"alert_id": alert}))
+                                                      {"alert_id": alert},
+                                                      progress_callback=on_progress))
         cid = await asyncio.wait_for(_pending_confirmation(hb.journal.path), 20)
+        while len(reminders) < 3:  # reminders keep coming while the screen is up
+            await asyncio.sleep(0.05)
         assert not call.done()  # nobody answered yet: the call waits, nothing is approved
+        assert all(m.startswith("confirm on the virtual device's screen") for m in reminders)
+        assert "(waiting" in reminders[-1]
         write_answer(hb.journal.path, cid, approve)  # the person taps Approve / Deny
         r = await asyncio.wait_for(call, 20)
         left = texts(await client.call_tool("p_pricealerts__list_alerts", {}))
