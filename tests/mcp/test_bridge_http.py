@@ -187,3 +187,26 @@ async def test_v1_tool_needs_permission(home: Path) -> None:
     async with http_bridge(home, opts) as hb, hb.client() as client:
         ok = await client.call_tool("v1_finance__get_portfolio_holdings", {})
     assert not ok.isError, texts(ok)
+
+
+async def test_revision_change_found_during_a_call_sends_list_changed(home: Path) -> None:
+    """No package event: the provider's tool set changes while it runs (e.g. a feature
+    flag); the engine re-lists after re-negotiating (§3.3) and the bridge notifies."""
+    changed = asyncio.Event()
+
+    async def on_message(msg: Any) -> None:
+        if isinstance(msg, types.ServerNotification) and \
+                isinstance(msg.root, types.ToolListChangedNotification):
+            changed.set()
+
+    async with http_bridge(home) as hb, hb.client(message_handler=on_message) as client:
+        app = hb.device.app(PRICE)
+        full = app.visible_tools
+        app.visible_tools = lambda s: [t for t in full(s) if t.name != "share_watchlist"]
+        app.kill_process()  # the provider forgets its sessions: the next call renegotiates
+        r = await client.call_tool("p_pricealerts__get_quote", {"symbol": "ACME"})
+        await asyncio.wait_for(changed.wait(), 20)
+        names = {t.name for t in (await client.list_tools()).tools}
+    assert not r.isError, texts(r)
+    assert "p_pricealerts__share_watchlist" not in names
+    assert "p_pricealerts__get_quote" in names
