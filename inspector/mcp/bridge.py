@@ -84,9 +84,8 @@ class Bridge:
         self._clients: weakref.WeakSet[ServerSession] = weakref.WeakSet()
         self._seen_clients: weakref.WeakSet[ServerSession] = weakref.WeakSet()
         self._refresh_lock = asyncio.Lock()
-        self._ids: dict[str, str] = {}
         self.resources: dict[str, tuple[str, str]] = {}
-        self.calls = 0
+        self.call_count = 0
         self.server: Server[Any, Any] = Server(
             SERVER_NAME, version=_version(),
             instructions="Tools of the Android device's CETP providers and AndyClaw "
@@ -252,8 +251,8 @@ class Bridge:
     async def call(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
         """One tools/call, journalled from start to finish."""
         bt = self.catalog.tools.get(name)
-        call_id = f"mcp_{int(time.time() * 1000)}_{self.calls}"
-        self.calls += 1
+        call_id = f"mcp_{int(time.time() * 1000)}_{self.call_count}"
+        self.call_count += 1
         client = self.client_name()
         if bt is None:
             known = ", ".join(sorted(self.catalog.tools)[:30])
