@@ -160,6 +160,10 @@ def main(argv: list[str] | None = None) -> int:
             from inspector.cli.cmd_virtual import cmd_virtual_serve
 
             return cmd_virtual_serve(ctx)
+        if args.command == "mcp":  # issue 15: serves until stopped (no --timeout)
+            from inspector.cli.cmd_mcp import cmd_mcp
+
+            return cmd_mcp(ctx)
         if args.command == "bundle" and args.bundle_command != "replay":
             from inspector.cli.cmd_bundle import cmd_bundle
 

@@ -210,6 +210,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--junit", default=None, metavar="FILE", help="also write JUnit XML here")
     p.add_argument("--report", default=None, metavar="FILE", help="write the JSON report here")
 
+    # --- issue 15: MCP bridge (inspector/cli/cmd_mcp.py, docs/mcp.md) ---
+    p = cmd("mcp", "serve the device's providers and extensions as MCP tools (stdio or --http)")
+    p.add_argument("--provider", action="append", default=[], metavar="PROVIDER",
+                   help="bridge only this provider (repeatable; default: every usable one)")
+    p.add_argument("--extension", action="append", default=[], metavar="EXTENSION",
+                   help="bridge only this extension (repeatable; default: every one)")
+    p.add_argument("--no-extensions", action="store_true", help="bridge no extension")
+    p.add_argument("--allow-mutations", action="append", default=[], metavar="TOOLS",
+                   help="comma-separated tools MCP clients may call although they mutate "
+                   "(MCP name, tool name, PACKAGE:TOOL, or *); repeatable")
+    p.add_argument("--http", default=None, metavar="HOST:PORT",
+                   help="serve streamable HTTP on this loopback address instead of stdio "
+                   "(bearer token: $CETP_INSPECTOR_MCP_TOKEN, else generated and printed)")
+    p.add_argument("--confirm-timeout", type=float, default=120.0, metavar="SECONDS",
+                   help="virtual device: how long its confirmation screen waits for an "
+                   "answer before it counts as denied (default 120)")
+    p.add_argument("--no-elicit", action="store_true",
+                   help="never ask the MCP client (elicitation) before opening a provider's "
+                   "confirmation")
+    p.add_argument("--max-read-bytes", type=int, default=None, metavar="N",
+                   help="local read limit for file results")
+    p.add_argument("--capabilities", default=None, metavar="LIST",
+                   help="capabilities to negotiate (default: all known)")
+    # --- end issue 15 ---
+
     b = cmd("bundle", "recorded sessions and bug-report bundles")
     bsub = b.add_subparsers(dest="bundle_command", metavar="ACTION")
     o = bsub.add_parser("list", help="recorded sessions (see --record)")

@@ -284,6 +284,11 @@ class MainWindow(QMainWindow):
         view.addAction(self.nav_dock.toggleViewAction())
         self.menuBar().addMenu("&Help").addAction(self.act_about)
         self.side_windows: list[QWidget] = []  # sessions, bug reports, replays (kept alive)
+        # --- issue 15: MCP bridge view (View > Bridge (MCP)…, inspector/ui/bridge_view.py) ---
+        from inspector.ui.bridge_view import install_bridge_action
+
+        self.act_bridge = install_bridge_action(self, view)
+        # --- end issue 15 ---
         bar = QToolBar("Main")
         bar.setObjectName("mainToolbar")
         bar.setMovable(False)
