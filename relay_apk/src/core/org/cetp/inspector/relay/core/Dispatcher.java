@@ -5,10 +5,11 @@ import java.io.IOException;
 import java.security.MessageDigest;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
@@ -24,19 +25,28 @@ public final class Dispatcher {
         "bind_transact", "broadcast", "start_activity", "read_resource", "wake_provider",
     };
     private final Platform platform;
-    private final ExecutorService ipc = Executors.newCachedThreadPool(new ThreadFactory() {
-        private int n;
+    /**
+     * Platform calls, at most {@link Limits#MAX_IPC_CALLS} threads (idle ones end after 30 s).
+     * {@link #ipcSlots} admits a call only when a thread is free, so the queue stays empty.
+     */
+    private final ThreadPoolExecutor ipc = new ThreadPoolExecutor(Limits.MAX_IPC_CALLS,
+            Limits.MAX_IPC_CALLS, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<Runnable>(),
+            new ThreadFactory() {
+                private int n;
 
-        @Override
-        public synchronized Thread newThread(Runnable r) {
-            Thread t = new Thread(r, "relay-ipc-" + (++n));
-            t.setDaemon(true);
-            return t;
-        }
-    });
+                @Override
+                public synchronized Thread newThread(Runnable r) {
+                    Thread t = new Thread(r, "relay-ipc-" + (++n));
+                    t.setDaemon(true);
+                    return t;
+                }
+            });
+    /** Free IPC threads; taken when a call starts, given back when its thread really ends. */
+    private final Semaphore ipcSlots = new Semaphore(Limits.MAX_IPC_CALLS);
 
     public Dispatcher(Platform platform) {
         this.platform = platform;
+        ipc.allowCoreThreadTimeOut(true);
     }
 
     public Platform platform() {
@@ -86,7 +96,7 @@ public final class Dispatcher {
                 return new TypedBundle().put("time_ms", System.currentTimeMillis());
             } else if ("discover".equals(op)) {
                 final String pkg = a.optString("package");
-                TypedBundle[] records = bounded(op, timeout,
+                TypedBundle[] records = bounded(op, timeout, ctx,
                         new Callable<TypedBundle[]>() {
                             @Override
                             public TypedBundle[] call() throws Exception {
@@ -99,7 +109,7 @@ public final class Dispatcher {
                 final String method = a.string("method");
                 final String arg = a.optString("arg");
                 final TypedBundle extras = a.optBundle("extras");
-                TypedBundle reply = bounded(op, timeout, new Callable<TypedBundle>() {
+                TypedBundle reply = bounded(op, timeout, ctx, new Callable<TypedBundle>() {
                     @Override
                     public TypedBundle call() throws Exception {
                         return platform.call(authority, method, arg, extras, timeout,
@@ -113,7 +123,7 @@ public final class Dispatcher {
                 return new TypedBundle().put("closed", ctx.handles().close(a.string("handle")));
             } else if ("launch_pending_intent".equals(op)) {
                 final Object pi = ctx.handles().get(a.string("handle"));
-                Platform.ActivityResult r = bounded(op, timeout,
+                Platform.ActivityResult r = bounded(op, timeout, ctx,
                         new Callable<Platform.ActivityResult>() {
                             @Override
                             public Platform.ActivityResult call() throws Exception {
@@ -127,7 +137,7 @@ public final class Dispatcher {
                 final String descriptor = a.string("descriptor");
                 final int code = a.integer("code");
                 final String[] strings = a.strings("strings");
-                Platform.TransactResult r = bounded(op, timeout,
+                Platform.TransactResult r = bounded(op, timeout, ctx,
                         new Callable<Platform.TransactResult>() {
                             @Override
                             public Platform.TransactResult call() throws Exception {
@@ -142,7 +152,7 @@ public final class Dispatcher {
                 final TypedBundle extras = a.optBundle("extras");
                 final String replyAction = a.string("reply_action");
                 // the platform reports a missing reply as timed_out; allow it a margin
-                Platform.BroadcastResult r = bounded(op, timeout + 5000,
+                Platform.BroadcastResult r = bounded(op, timeout + 5000, ctx,
                         new Callable<Platform.BroadcastResult>() {
                             @Override
                             public Platform.BroadcastResult call() throws Exception {
@@ -156,7 +166,7 @@ public final class Dispatcher {
                 final String pkg = a.string("package");
                 final String action = a.string("action");
                 final TypedBundle extras = a.optBundle("extras");
-                Platform.ActivityStart r = bounded(op, timeout,
+                Platform.ActivityStart r = bounded(op, timeout, ctx,
                         new Callable<Platform.ActivityStart>() {
                             @Override
                             public Platform.ActivityStart call() throws Exception {
@@ -173,7 +183,7 @@ public final class Dispatcher {
                     throw new RelayException(RelayException.BAD_ARGS, op + ": max_bytes must be 1 … "
                             + Limits.MAX_RESOURCE_BYTES + ", got " + max);
                 }
-                Platform.ResourceData r = bounded(op, timeout,
+                Platform.ResourceData r = bounded(op, timeout, ctx,
                         new Callable<Platform.ResourceData>() {
                             @Override
                             public Platform.ResourceData call() throws Exception {
@@ -193,7 +203,7 @@ public final class Dispatcher {
                     throw new RelayException(RelayException.BAD_ARGS,
                             op + ": mode must be \"acquire\" or \"launch\", got \"" + mode + "\"");
                 }
-                Platform.WakeResult r = bounded(op, timeout, new Callable<Platform.WakeResult>() {
+                Platform.WakeResult r = bounded(op, timeout, ctx, new Callable<Platform.WakeResult>() {
                     @Override
                     public Platform.WakeResult call() throws Exception {
                         return platform.wakeProvider(authority, pkg, mode, timeout);
@@ -212,9 +222,39 @@ public final class Dispatcher {
                 + op + "'");
     }
 
-    /** Runs a platform call on an IPC thread and gives up after {@code timeoutMs}. */
-    <T> T bounded(String op, int timeoutMs, Callable<T> task) throws RelayException {
-        Future<T> f = ipc.submit(task);
+    /**
+     * Runs a platform call on an IPC thread and gives up after {@code timeoutMs}. Giving up
+     * does not end the call (a binder transaction ignores interrupts): its IPC thread and the
+     * request's slot on its connection stay taken until the platform returns.
+     */
+    <T> T bounded(String op, int timeoutMs, RequestContext ctx, final Callable<T> task)
+            throws RelayException {
+        if (!ipcSlots.tryAcquire()) {
+            throw new RelayException(RelayException.BUSY, "the relay already runs "
+                    + Limits.MAX_IPC_CALLS + " platform calls (timed-out or cancelled calls keep"
+                    + " theirs until the provider returns); retry later");
+        }
+        final Runnable slotDone = ctx.holdSlot();
+        // the pool runs a plain Runnable, which nobody can cancel before it starts: the slots
+        // are given back whether the call ran, was cancelled first, or is still stuck
+        final FutureTask<T> f = new FutureTask<T>(task);
+        try {
+            ipc.execute(new Runnable() {
+                @Override
+                public void run() {
+                    try {
+                        f.run();
+                    } finally {
+                        ipcSlots.release();
+                        slotDone.run();
+                    }
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            ipcSlots.release();
+            slotDone.run();
+            throw new RelayException(RelayException.CANCELLED, "the relay is shutting down");
+        }
         try {
             return f.get(timeoutMs, TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {

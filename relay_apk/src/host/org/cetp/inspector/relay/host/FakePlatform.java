@@ -185,6 +185,18 @@ public final class FakePlatform implements Platform {
             Thread.sleep(timeoutMs + 10000L);
             return success("{}");
         }
+        if ("stuck".equals(method)) {
+            // a binder call ignores interrupts: block for `arg` ms whatever happens
+            long end = System.currentTimeMillis() + Long.parseLong(arg == null ? "3000" : arg);
+            for (long left; (left = end - System.currentTimeMillis()) > 0; ) {
+                try {
+                    Thread.sleep(left);
+                } catch (InterruptedException ignored) {
+                    // like a transaction in flight: keep waiting
+                }
+            }
+            return success("{}");
+        }
         if ("emit_package_event".equals(method)) {
             EventListener l = listener;
             if (l != null) {
