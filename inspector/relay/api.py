@@ -78,6 +78,17 @@ class HelloInfo:
     caller_uid: int
     caller_cert_sha256: tuple[str, ...]
     device: dict[str, object] = field(default_factory=dict)
+    # optional in the hello (relay versionCode 3+): None when the relay does not report them
+    requested_permissions: tuple[str, ...] | None = None
+    held_permissions: tuple[str, ...] | None = None
+
+    @property
+    def missing_permissions(self) -> tuple[str, ...]:
+        """Requested by the relay's manifest but not granted (empty when not reported)."""
+        if self.requested_permissions is None or self.held_permissions is None:
+            return ()
+        held = set(self.held_permissions)
+        return tuple(p for p in self.requested_permissions if p not in held)
 
 
 @dataclass(frozen=True)

@@ -84,13 +84,26 @@ final class AndroidPlatform implements Platform {
         int code = 0;
         String name = "";
         String[] certs = new String[0];
+        String[] requested = new String[0];
+        List<String> held = new ArrayList<String>();
         try {
-            PackageInfo pi = pm.getPackageInfo(pkg, 0);
+            PackageInfo pi = pm.getPackageInfo(pkg, PackageManager.GET_PERMISSIONS);
             code = (int) Compat.versionCode(pi);
             name = pi.versionName == null ? "" : pi.versionName;
             certs = Compat.certDigests(pm, pkg);
+            if (pi.requestedPermissions != null) {
+                requested = pi.requestedPermissions.clone();
+            }
         } catch (PackageManager.NameNotFoundException e) {
             // cannot happen for our own package
+        }
+        // what we really hold: a custom permission (ACCESS_TOOLS) defined by a provider
+        // installed after the relay is not granted until the relay is reinstalled
+        // (PackageManagerService grants at install/update time; Context.checkSelfPermission, API 23)
+        for (String p : requested) {
+            if (ctx.checkSelfPermission(p) == PackageManager.PERMISSION_GRANTED) {
+                held.add(p);
+            }
         }
         String[] abis = Build.SUPPORTED_ABIS;
         @SuppressWarnings("deprecation")
@@ -99,7 +112,8 @@ final class AndroidPlatform implements Platform {
                 .put("manufacturer", Build.MANUFACTURER).put("model", Build.MODEL)
                 .put("sdk_int", Build.VERSION.SDK_INT).put("release", Build.VERSION.RELEASE)
                 .put("abi", abis != null && abis.length > 0 ? abis[0] : "");
-        return new Identity(pkg, Process.myUid(), certs, code, name, device);
+        return new Identity(pkg, Process.myUid(), certs, code, name, device, requested,
+                held.toArray(new String[0]));
     }
 
     // ------------------------------------------------------------------ discover

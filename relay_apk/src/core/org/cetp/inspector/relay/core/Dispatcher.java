@@ -71,7 +71,7 @@ public final class Dispatcher {
     /** The hello result (docs/relay-protocol.md §3). */
     public TypedBundle helloResult() {
         Platform.Identity id = platform.identity();
-        return new TypedBundle()
+        TypedBundle hello = new TypedBundle()
                 .put("protocol_version", Limits.PROTOCOL_VERSION)
                 .put("relay_version_code", id.versionCode)
                 .put("relay_version_name", id.versionName)
@@ -80,6 +80,13 @@ public final class Dispatcher {
                 .put("caller_uid", id.callerUid)
                 .put("caller_cert_sha256", id.callerCertSha256)
                 .put("device", id.device);
+        // optional (added in versionCode 3): what the relay may do, so the desktop can say
+        // why a provider answers SECURITY (e.g. ACCESS_TOOLS defined after the relay install)
+        if (id.requestedPermissions != null && id.heldPermissions != null) {
+            hello.put("requested_permissions", id.requestedPermissions.clone())
+                    .put("held_permissions", id.heldPermissions.clone());
+        }
+        return hello;
     }
 
     /**

@@ -56,9 +56,22 @@ public interface Platform {
         public final int versionCode;
         public final String versionName;
         public final TypedBundle device;
+        /** Permissions the relay's manifest requests; null when the platform cannot tell. */
+        public final String[] requestedPermissions;
+        /** Those of them the relay holds now (checkSelfPermission); null when unknown. */
+        public final String[] heldPermissions;
 
         public Identity(String callerPackage, int callerUid, String[] callerCertSha256,
                         int versionCode, String versionName, TypedBundle device) {
+            this(callerPackage, callerUid, callerCertSha256, versionCode, versionName, device,
+                    null, null);
+        }
+
+        public Identity(String callerPackage, int callerUid, String[] callerCertSha256,
+                        int versionCode, String versionName, TypedBundle device,
+                        String[] requestedPermissions, String[] heldPermissions) {
+            this.requestedPermissions = requestedPermissions;
+            this.heldPermissions = heldPermissions;
             this.callerPackage = callerPackage;
             this.callerUid = callerUid;
             this.callerCertSha256 = callerCertSha256;

@@ -36,6 +36,18 @@ public final class FakePlatform implements Platform {
             + "\"risk\":\"low\",\"idempotent\":true,\"confirmation\":\"never\"}";
 
     private volatile EventListener listener;
+    /** What the relay manifest requests (relay_apk/AndroidManifest.xml), all held by default. */
+    public static final String[] REQUESTED_PERMISSIONS = {
+        "android.permission.QUERY_ALL_PACKAGES", "android.permission.FOREGROUND_SERVICE",
+        "android.permission.FOREGROUND_SERVICE_DATA_SYNC", "android.permission.POST_NOTIFICATIONS",
+        "android.permission.SYSTEM_ALERT_WINDOW", "com.clawseed.permission.ACCESS_TOOLS",
+    };
+    private volatile String[] heldPermissions = REQUESTED_PERMISSIONS.clone();
+
+    /** Which permissions the hello reports as held (HostMain --held-permissions). */
+    public void setHeldPermissions(String[] held) {
+        heldPermissions = held.clone();
+    }
 
     private static byte[] largeFile() {
         byte[] b = new byte[300000];
@@ -69,7 +81,8 @@ public final class FakePlatform implements Platform {
                 .put("model", "Host JVM relay").put("sdk_int", 34).put("release", "14")
                 .put("abi", System.getProperty("os.arch"));
         return new Identity("org.cetp.inspector.relay", 10234,
-                new String[] {Digests.sha256Hex(Utf8.encode("host-relay-cert"))}, 1, "host", device);
+                new String[] {Digests.sha256Hex(Utf8.encode("host-relay-cert"))}, 1, "host", device,
+                REQUESTED_PERMISSIONS.clone(), heldPermissions.clone());
     }
 
     @Override

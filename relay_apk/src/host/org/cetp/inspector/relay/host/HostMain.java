@@ -33,13 +33,18 @@ public final class HostMain {
     public static void main(String[] argv) throws IOException {
         int port = 0;
         int helloTimeout = Limits.HELLO_TIMEOUT_MS;
+        String[] held = null;
         for (int i = 0; i < argv.length; i++) {
             if ("--port".equals(argv[i]) && i + 1 < argv.length) {
                 port = Integer.parseInt(argv[++i]);
             } else if ("--hello-timeout-ms".equals(argv[i]) && i + 1 < argv.length) {
                 helloTimeout = Integer.parseInt(argv[++i]);
+            } else if ("--held-permissions".equals(argv[i]) && i + 1 < argv.length) {
+                String list = argv[++i]; // comma-separated; empty: the relay holds none
+                held = list.isEmpty() ? new String[0] : list.split(",");
             } else {
                 System.err.println("usage: HostMain [--port N] [--hello-timeout-ms N]"
+                        + " [--held-permissions P1,P2]"
                         + "   (token in $RELAY_TOKEN)");
                 System.exit(2);
             }
@@ -52,6 +57,9 @@ public final class HostMain {
         }
         final byte[] tokenBytes = Utf8.encode(token);
         final FakePlatform platform = new FakePlatform();
+        if (held != null) {
+            platform.setHeldPermissions(held);
+        }
         final Dispatcher dispatcher = new Dispatcher(platform);
         final EventHub hub = new EventHub();
         platform.setEventListener(hub);
