@@ -28,6 +28,9 @@ TOO_LARGE = "TOO_LARGE"
 CANCELLED = "CANCELLED"
 BUSY = "BUSY"
 INTERNAL = "INTERNAL"
+# The phone relay must be the resumed activity to start another app's activity (Android 10+
+# drops background starts silently); the desktop brings it forward and retries once.
+NEEDS_FOREGROUND = "NEEDS_FOREGROUND"
 # Client-side only: the connection went away (cable pulled, relay killed).
 DISCONNECTED = "DISCONNECTED"
 
@@ -49,6 +52,8 @@ RELAY_ERROR_HINTS: dict[str, str] = {
     CANCELLED: "The request was cancelled.",
     BUSY: "The relay is busy; retry shortly.",
     INTERNAL: "The relay failed internally; see the relay log on the device.",
+    NEEDS_FOREGROUND: "Unlock the phone and bring the relay screen to the front: adb shell am "
+    "start -n org.cetp.inspector.relay/.app.RelayActivity, then retry.",
     DISCONNECTED: "The connection to the device was lost; reconnect (cable, adb) and retry "
     "with the same request id.",
 }

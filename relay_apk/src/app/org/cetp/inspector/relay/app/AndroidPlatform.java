@@ -460,7 +460,8 @@ final class AndroidPlatform implements Platform {
         }
         ComponentName cn = new ComponentName(ri.activityInfo.packageName, ri.activityInfo.name);
         intent.setComponent(cn);
-        RelayActivity.startFromRelay(ctx, intent);
+        // throws NEEDS_FOREGROUND / SECURITY / NOT_FOUND rather than claim a launch
+        RelayActivity.startFromRelay(ctx, intent, "start_activity", 10000);
         return new ActivityStart(true, cn.flattenToString());
     }
 
@@ -513,7 +514,7 @@ final class AndroidPlatform implements Platform {
         if (launch == null) {
             return new WakeResult(false, pkg + " has no launcher activity");
         }
-        RelayActivity.startFromRelay(ctx, launch);
+        RelayActivity.startFromRelay(ctx, launch, "wake_provider mode=launch", timeoutMs);
         return new WakeResult(true, "launched " + launch.getComponent().flattenToShortString());
     }
 

@@ -172,13 +172,28 @@ final class Compat {
         }
     }
 
-    /** Context.startForegroundService (API 26). */
+    /**
+     * Context.startForegroundService (API 26). Falls back to startService only when the method
+     * does not exist; what the method throws (ForegroundServiceStartNotAllowedException on
+     * 12+, SecurityException) is rethrown: startService would then fail with "app is in
+     * background" (IllegalStateException) and hide the real reason.
+     */
     static void startForegroundService(Context ctx, android.content.Intent intent) {
+        Method m;
         try {
-            Context.class.getMethod("startForegroundService", android.content.Intent.class)
-                    .invoke(ctx, intent);
-        } catch (Exception e) {
+            m = Context.class.getMethod("startForegroundService", android.content.Intent.class);
+        } catch (NoSuchMethodException e) {
             ctx.startService(intent);
+            return;
+        }
+        try {
+            m.invoke(ctx, intent);
+        } catch (java.lang.reflect.InvocationTargetException e) {
+            Throwable c = e.getCause();
+            throw c instanceof RuntimeException ? (RuntimeException) c
+                    : new IllegalStateException(String.valueOf(c));
+        } catch (IllegalAccessException e) {
+            throw new IllegalStateException("startForegroundService: " + e);
         }
     }
 }

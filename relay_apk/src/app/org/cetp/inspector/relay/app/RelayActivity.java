@@ -5,6 +5,7 @@ import android.app.PendingIntent;
 import android.content.Context;
 import android.content.Intent;
 import android.content.IntentSender;
+import android.os.Build;
 import android.os.Bundle;
 import android.os.Handler;
 import android.os.Looper;
@@ -16,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.cetp.inspector.relay.R;
+import org.cetp.inspector.relay.core.ActivityStarts;
 import org.cetp.inspector.relay.core.Platform;
 import org.cetp.inspector.relay.core.RelayException;
 
@@ -63,7 +65,12 @@ public final class RelayActivity extends Activity {
         Intent svc = new Intent(this, RelayService.class);
         svc.putExtra(RelayService.EXTRA_SOCKET, intent.getStringExtra(RelayService.EXTRA_SOCKET));
         svc.putExtra(RelayService.EXTRA_TOKEN, intent.getStringExtra(RelayService.EXTRA_TOKEN));
-        Compat.startForegroundService(this, svc);
+        try {
+            Compat.startForegroundService(this, svc);
+        } catch (RuntimeException e) {
+            // e.g. ForegroundServiceStartNotAllowedException: report it, do not crash
+            android.util.Log.e(RelayService.TAG, "cannot start the relay service: " + e);
+        }
         // the extras are secrets: drop them from the activity's intent
         setIntent(new Intent(this, RelayActivity.class));
     }
@@ -128,16 +135,20 @@ public final class RelayActivity extends Activity {
         }
         Intent i = new Intent(ctx, RelayActivity.class)
                 .addFlags(Intent.FLAG_ACTIVITY_NEW_TASK | Intent.FLAG_ACTIVITY_SINGLE_TOP);
-        ctx.startActivity(i);
+        try {
+            ctx.startActivity(i); // a background start: Android 10+ may drop it silently
+        } catch (RuntimeException e) {
+            throw ActivityStarts.needsForeground("launching a PendingIntent", ActivityStarts.RELAY_ACTIVITY);
+        }
         if (!latch.await(Math.min(timeoutMs, 10000), TimeUnit.MILLISECONDS)) {
-            throw new RelayException(RelayException.IPC_FAILED, "the relay activity could not come "
-                    + "to the foreground (background activity start blocked?): unlock the phone"
-                    + " and run: adb shell am start -n org.cetp.inspector.relay/.RelayActivity");
+            throw ActivityStarts.needsForeground("launching a PendingIntent",
+                    ActivityStarts.RELAY_ACTIVITY);
         }
         synchronized (LOCK) {
             RelayActivity a = resumed.get();
             if (a == null) {
-                throw new RelayException(RelayException.IPC_FAILED, "the relay activity lost focus");
+                throw ActivityStarts.needsForeground("launching a PendingIntent",
+                        ActivityStarts.RELAY_ACTIVITY);
             }
             return a;
         }
@@ -189,21 +200,63 @@ public final class RelayActivity extends Activity {
         }
     }
 
-    /** Starts another app's activity from the resumed relay activity when there is one. */
-    static void startFromRelay(Context ctx, final Intent intent) {
+    /**
+     * Starts another app's activity from the resumed relay activity and returns only once
+     * Android accepted it. Not resumed on Android 10+: NEEDS_FOREGROUND (a background start
+     * would be dropped silently); before 10 a background start is allowed. What
+     * startActivity throws (SecurityException, ActivityNotFoundException) becomes a typed
+     * error instead of an exception on the main looper, which would kill the relay.
+     */
+    static void startFromRelay(Context ctx, final Intent intent, String what, long timeoutMs)
+            throws RelayException, InterruptedException {
+        final String component = intent.getComponent() == null ? String.valueOf(intent.getPackage())
+                : intent.getComponent().flattenToShortString();
         final RelayActivity a;
         synchronized (LOCK) {
             a = resumed.get();
         }
         if (a == null) {
-            ctx.startActivity(new Intent(intent).addFlags(Intent.FLAG_ACTIVITY_NEW_TASK));
+            if (ActivityStarts.needsRelayInFront(Build.VERSION.SDK_INT, false)) {
+                throw ActivityStarts.needsForeground(what, component);
+            }
+            try {
+                ctx.startActivity(new Intent(intent).addFlags(Intent.FLAG_ACTIVITY_NEW_TASK));
+            } catch (RuntimeException e) {
+                throw ActivityStarts.startFailed(e, component);
+            }
             return;
         }
+        final AtomicReference<Object> outcome = new AtomicReference<Object>();
+        final CountDownLatch done = new CountDownLatch(1);
         new Handler(Looper.getMainLooper()).post(new Runnable() {
             @Override
             public void run() {
-                a.startActivity(intent);
+                try {
+                    synchronized (LOCK) {
+                        if (resumed.get() != a) { // paused since we looked: a background start
+                            outcome.set(Boolean.FALSE);
+                            return;
+                        }
+                    }
+                    a.startActivity(intent);
+                    outcome.set(Boolean.TRUE);
+                } catch (RuntimeException e) {
+                    outcome.set(e);
+                } finally {
+                    done.countDown();
+                }
             }
         });
+        if (!done.await(Math.min(timeoutMs, 10000), TimeUnit.MILLISECONDS)) {
+            throw new RelayException(RelayException.TIMEOUT, "the relay's main thread did not"
+                    + " start " + component + " in time; nothing is known to have launched");
+        }
+        Object o = outcome.get();
+        if (o instanceof RuntimeException) {
+            throw ActivityStarts.startFailed((RuntimeException) o, component);
+        }
+        if (!Boolean.TRUE.equals(o)) {
+            throw ActivityStarts.needsForeground(what, component);
+        }
     }
 }
