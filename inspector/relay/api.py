@@ -124,6 +124,11 @@ class TransactReply:
 class BroadcastReply:
     reply: Bundle | None
     timed_out: bool
+    # optional (Java relay versionCode 3+): the per-call action the relay listened on, the
+    # target's ApplicationInfo.FLAG_STOPPED when sent, and why a timeout happened
+    reply_action: str | None = None
+    target_stopped: bool | None = None
+    detail: str | None = None
 
 
 @dataclass(frozen=True)

@@ -486,11 +486,25 @@ class RelayClient:
         return TransactReply(_opt_bundle(r, "exception"), reply)
 
     async def broadcast(
-        self, package: str, action: str, extras: Bundle, reply_action: str, timeout_ms: int = 30_000
+        self,
+        package: str,
+        action: str,
+        extras: Bundle,
+        reply_action: str,
+        timeout_ms: int = 30_000,
+        *,
+        include_stopped: bool = False,
     ) -> BroadcastReply:
+        """`include_stopped` adds FLAG_INCLUDE_STOPPED_PACKAGES (the real host does not)."""
         args = Bundle(package=package, action=action, extras=extras, reply_action=reply_action)
+        if include_stopped:
+            args["include_stopped"] = True
         r = await self._timed("broadcast", args, timeout_ms)
-        return BroadcastReply(_opt_bundle(r, "reply"), _field(r, "timed_out", bool))
+        stopped = r.get("target_stopped")
+        return BroadcastReply(_opt_bundle(r, "reply"), _field(r, "timed_out", bool),
+                              reply_action=_opt_str(r, "reply_action"),
+                              target_stopped=stopped if isinstance(stopped, bool) else None,
+                              detail=_opt_str(r, "detail"))
 
     async def start_activity(self, package: str, action: str, extras: Bundle) -> ActivityStart:
         r = await self._in_front(

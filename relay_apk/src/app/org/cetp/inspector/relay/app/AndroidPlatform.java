@@ -39,6 +39,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
+import org.cetp.inspector.relay.core.Broadcasts;
 import org.cetp.inspector.relay.core.HandleTable;
 import org.cetp.inspector.relay.core.Platform;
 import org.cetp.inspector.relay.core.RelayException;
@@ -413,13 +414,32 @@ final class AndroidPlatform implements Platform {
 
     @Override
     public BroadcastResult broadcast(String pkg, String action, TypedBundle extras,
-                                     String replyAction, int timeoutMs) throws Exception {
+                                     final String replyAction, boolean includeStopped,
+                                     int timeoutMs) throws Exception {
         final AtomicReference<Bundle> reply = new AtomicReference<Bundle>();
         final CountDownLatch got = new CountDownLatch(1);
+        // stopped state before sending: a stopped target gets nothing without the flag
+        Boolean stopped = null;
+        try {
+            stopped = Broadcasts.isStopped(pm.getApplicationInfo(pkg, 0).flags);
+        } catch (PackageManager.NameNotFoundException e) {
+            throw new RelayException(RelayException.NOT_FOUND, "package " + pkg
+                    + " is not installed (or not visible to the relay)");
+        }
         BroadcastReceiver receiver = new BroadcastReceiver() {
             @Override
             public void onReceive(Context c, Intent intent) {
-                Bundle e = intent.getExtras();
+                // exported receiver: accept only the per-call action, and only the first reply
+                if (intent == null || !replyAction.equals(intent.getAction())
+                        || got.getCount() == 0) {
+                    return;
+                }
+                Bundle e;
+                try {
+                    e = intent.getExtras();
+                } catch (RuntimeException ex) { // BadParcelableException from a hostile sender
+                    e = null;
+                }
                 reply.set(e == null ? new Bundle() : e);
                 got.countDown();
             }
@@ -432,13 +452,14 @@ final class AndroidPlatform implements Platform {
                 intent.putExtras(ex);
             }
             intent.putExtra("response_action", replyAction);
+            intent.addFlags(Broadcasts.intentFlags(includeStopped));
             ctx.sendBroadcast(intent);
             if (!got.await(timeoutMs, TimeUnit.MILLISECONDS)) {
-                return new BroadcastResult(null, true);
+                return new BroadcastResult(null, true, stopped);
             }
             Bundle b = reply.get();
             b.setClassLoader(ctx.getClassLoader());
-            return new BroadcastResult(BundleMapper.fromAndroid(b, null), false);
+            return new BroadcastResult(BundleMapper.fromAndroid(b, null), false, stopped);
         } finally {
             ctx.unregisterReceiver(receiver);
         }

@@ -157,7 +157,9 @@ public final class Dispatcher {
                 final String pkg = a.string("package");
                 final String action = a.string("action");
                 final TypedBundle extras = a.optBundle("extras");
-                final String replyAction = a.string("reply_action");
+                // the extension answers on whatever action it is given: make it unguessable
+                final String replyAction = Broadcasts.replyAction(a.string("reply_action"));
+                final boolean includeStopped = a.bool("include_stopped", false);
                 // the platform reports a missing reply as timed_out; allow it a margin
                 Platform.BroadcastResult r = bounded(op, timeout + 5000, ctx,
                         new Callable<Platform.BroadcastResult>() {
@@ -165,10 +167,20 @@ public final class Dispatcher {
                             public Platform.BroadcastResult call() throws Exception {
                                 return platform.broadcast(pkg, action,
                                         extras == null ? new TypedBundle() : extras,
-                                        replyAction, timeout);
+                                        replyAction, includeStopped, timeout);
                             }
                         });
-                return new TypedBundle().put("reply", r.reply).put("timed_out", r.timedOut);
+                TypedBundle out = new TypedBundle().put("reply", r.reply)
+                        .put("timed_out", r.timedOut).put("reply_action", replyAction)
+                        .put("include_stopped", includeStopped);
+                if (r.targetStopped != null) {
+                    out.put("target_stopped", r.targetStopped.booleanValue());
+                }
+                if (r.timedOut) {
+                    out.put("detail", Broadcasts.explainTimeout(r.targetStopped, includeStopped,
+                            timeout));
+                }
+                return out;
             } else if ("start_activity".equals(op)) {
                 final String pkg = a.string("package");
                 final String action = a.string("action");

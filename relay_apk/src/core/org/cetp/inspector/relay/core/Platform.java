@@ -29,8 +29,12 @@ public interface Platform {
     TransactResult bindTransact(String pkg, String action, String descriptor, int code,
                                 String[] strings, int timeoutMs) throws Exception;
 
+    /**
+     * Sends {@code action} to {@code pkg} (with FLAG_INCLUDE_STOPPED_PACKAGES when
+     * {@code includeStopped}) and waits for one broadcast on {@code replyAction}.
+     */
     BroadcastResult broadcast(String pkg, String action, TypedBundle extras, String replyAction,
-                              int timeoutMs) throws Exception;
+                              boolean includeStopped, int timeoutMs) throws Exception;
 
     ActivityStart startActivity(String pkg, String action, TypedBundle extras) throws Exception;
 
@@ -124,10 +128,17 @@ public interface Platform {
     final class BroadcastResult {
         public final TypedBundle reply;
         public final boolean timedOut;
+        /** ApplicationInfo.FLAG_STOPPED of the target when sent; null when unknown. */
+        public final Boolean targetStopped;
 
         public BroadcastResult(TypedBundle reply, boolean timedOut) {
+            this(reply, timedOut, null);
+        }
+
+        public BroadcastResult(TypedBundle reply, boolean timedOut, Boolean targetStopped) {
             this.reply = reply;
             this.timedOut = timedOut;
+            this.targetStopped = targetStopped;
         }
     }
 

@@ -291,7 +291,7 @@ public final class FakePlatform implements Platform {
 
     @Override
     public BroadcastResult broadcast(String pkg, String action, TypedBundle extras,
-                                     String replyAction, int timeoutMs) {
+                                     String replyAction, boolean includeStopped, int timeoutMs) {
         if (!EXTENSION_PACKAGE.equals(pkg)) {
             return new BroadcastResult(null, true);
         }
