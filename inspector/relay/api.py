@@ -108,6 +108,12 @@ class StreamEnd:
 class ActivityResult:
     result_code: int  # -1 RESULT_OK, 0 RESULT_CANCELED
     data: Bundle | None
+    # optional (Java relay versionCode 3+, docs/relay-protocol.md §4): "result",
+    # "user_cancelled", "cancelled_new_task" (RESULT_CANCELED at once: launched into a new
+    # task, the person's answer is unknowable) or "no_result_expected" (not an activity)
+    outcome: str | None = None
+    elapsed_ms: int | None = None
+    detail: str | None = None
 
     @property
     def ok(self) -> bool:

@@ -461,7 +461,11 @@ class RelayClient:
 
     async def launch_pending_intent(self, handle: str, timeout_ms: int = 120_000) -> ActivityResult:
         r = await self._in_front("launch_pending_intent", Bundle(handle=handle), timeout_ms)
-        return ActivityResult(int(_field(r, "result_code", Int)), _opt_bundle(r, "data"))
+        elapsed = r.get("elapsed_ms")
+        return ActivityResult(int(_field(r, "result_code", Int)), _opt_bundle(r, "data"),
+                              outcome=_opt_str(r, "outcome"),
+                              elapsed_ms=int(elapsed) if isinstance(elapsed, Long) else None,
+                              detail=_opt_str(r, "detail"))
 
     async def bind_transact(
         self,

@@ -39,6 +39,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
+import org.cetp.inspector.relay.core.Bindings;
 import org.cetp.inspector.relay.core.Broadcasts;
 import org.cetp.inspector.relay.core.HandleTable;
 import org.cetp.inspector.relay.core.Platform;
@@ -312,11 +313,40 @@ final class AndroidPlatform implements Platform {
         if (!(nativeHandle instanceof ParcelFileDescriptor)) {
             throw new RelayException(RelayException.BAD_ARGS, "that handle is not a file descriptor");
         }
-        ParcelFileDescriptor pfd = (ParcelFileDescriptor) nativeHandle;
-        // dup so that close_handle and the stream close independently
-        ParcelFileDescriptor dup = pfd.dup();
-        return new FileSource(new ParcelFileDescriptor.AutoCloseInputStream(dup),
-                BundleMapper.fileSize(pfd));
+        final ParcelFileDescriptor pfd = (ParcelFileDescriptor) nativeHandle;
+        // Read the original, not a dup(): dup() builds a PFD without the reliable pipe's comm
+        // channel, so a provider that dies or closeWithError()s mid-stream would look like a
+        // clean, short file (ParcelFileDescriptor.dup / canDetectErrors). At EOF checkError()
+        // throws instead, which the core reports as IPC_FAILED. The stream owns the PFD now; a
+        // pipe can be read once anyway, and close_handle closing it again is harmless.
+        long size = BundleMapper.fileSize(pfd);
+        return new FileSource(new java.io.FilterInputStream(
+                new ParcelFileDescriptor.AutoCloseInputStream(pfd)) {
+            @Override
+            public int read() throws IOException {
+                int r = super.read();
+                if (r < 0) {
+                    checkAtEof(pfd);
+                }
+                return r;
+            }
+
+            @Override
+            public int read(byte[] b, int off, int len) throws IOException {
+                int r = super.read(b, off, len);
+                if (r < 0) {
+                    checkAtEof(pfd);
+                }
+                return r;
+            }
+        }, size);
+    }
+
+    /** ParcelFileDescriptor.checkError (API 19): throws when the writer failed or died. */
+    private static void checkAtEof(ParcelFileDescriptor pfd) throws IOException {
+        if (pfd.canDetectErrors()) {
+            pfd.checkError();
+        }
     }
 
     @Override
@@ -345,6 +375,8 @@ final class AndroidPlatform implements Platform {
                                        String[] strings, int timeoutMs) throws Exception {
         final AtomicReference<IBinder> binder = new AtomicReference<IBinder>();
         final CountDownLatch connected = new CountDownLatch(1);
+        final java.util.concurrent.atomic.AtomicBoolean nullBinding =
+                new java.util.concurrent.atomic.AtomicBoolean();
         ServiceConnection conn = new ServiceConnection() {
             @Override
             public void onServiceConnected(ComponentName name, IBinder service) {
@@ -357,8 +389,9 @@ final class AndroidPlatform implements Platform {
                 binder.set(null);
             }
 
-            // API 28: the service returned null from onBind
+            // API 28: the service returned null from onBind (never called before 28)
             public void onNullBinding(ComponentName name) {
+                nullBinding.set(true);
                 connected.countDown();
             }
         };
@@ -369,13 +402,14 @@ final class AndroidPlatform implements Platform {
                 throw new RelayException(RelayException.NOT_FOUND, "no service for action '"
                         + action + "' in " + pkg + " (or the relay may not bind it)");
             }
+            String what = "the " + action + " service of " + pkg;
             if (!connected.await(timeoutMs, TimeUnit.MILLISECONDS)) {
-                throw new RelayException(RelayException.TIMEOUT, "the service did not connect within "
-                        + timeoutMs + " ms");
+                throw Bindings.noConnection(Build.VERSION.SDK_INT, what, timeoutMs);
             }
             IBinder b = binder.get();
             if (b == null) {
-                throw new RelayException(RelayException.IPC_FAILED, "the service returned no binder");
+                throw nullBinding.get() ? Bindings.nullBinding(what) : new RelayException(
+                        RelayException.IPC_FAILED, what + " disconnected before the transaction");
             }
             Parcel data = Parcel.obtain();
             Parcel reply = Parcel.obtain();

@@ -9,6 +9,7 @@ import android.os.Build;
 import android.os.Bundle;
 import android.os.Handler;
 import android.os.Looper;
+import android.util.Log;
 import android.widget.TextView;
 
 import java.lang.ref.WeakReference;
@@ -18,6 +19,7 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import org.cetp.inspector.relay.R;
 import org.cetp.inspector.relay.core.ActivityStarts;
+import org.cetp.inspector.relay.core.PendingIntents;
 import org.cetp.inspector.relay.core.Platform;
 import org.cetp.inspector.relay.core.RelayException;
 
@@ -33,10 +35,14 @@ public final class RelayActivity extends Activity {
     private static WeakReference<RelayActivity> resumed = new WeakReference<RelayActivity>(null);
     private static CountDownLatch resumedLatch = new CountDownLatch(1);
     private static Pending pending;
+    /** onPause calls so far: a launch compares it to tell "covered by the target" apart. */
+    private static int pauses;
 
     /** One PendingIntent launch waiting for onActivityResult. */
     private static final class Pending {
         final CountDownLatch done = new CountDownLatch(1);
+        long startedAt;
+        int pausesAtLaunch;
         final AtomicReference<Platform.ActivityResult> result =
                 new AtomicReference<Platform.ActivityResult>();
     }
@@ -69,7 +75,7 @@ public final class RelayActivity extends Activity {
             Compat.startForegroundService(this, svc);
         } catch (RuntimeException e) {
             // e.g. ForegroundServiceStartNotAllowedException: report it, do not crash
-            android.util.Log.e(RelayService.TAG, "cannot start the relay service: " + e);
+            Log.e(RelayService.TAG, "cannot start the relay service: " + e);
         }
         // the extras are secrets: drop them from the activity's intent
         setIntent(new Intent(this, RelayActivity.class));
@@ -87,6 +93,7 @@ public final class RelayActivity extends Activity {
     @Override
     protected void onPause() {
         synchronized (LOCK) {
+            pauses++;
             if (resumed.get() == this) {
                 resumed = new WeakReference<RelayActivity>(null);
                 resumedLatch = new CountDownLatch(1);
@@ -109,15 +116,26 @@ public final class RelayActivity extends Activity {
         if (p == null) {
             return;
         }
+        boolean paused;
+        synchronized (LOCK) {
+            paused = pauses != p.pausesAtLaunch;
+        }
+        String outcome = PendingIntents.classify(resultCode, paused);
+        long elapsed = System.currentTimeMillis() - p.startedAt;
         Platform.ActivityResult r;
         try {
             Bundle extras = data == null ? null : data.getExtras();
             if (extras != null) {
                 extras.setClassLoader(getClassLoader());
             }
-            r = new Platform.ActivityResult(resultCode, BundleMapper.fromAndroid(extras, null));
+            r = new Platform.ActivityResult(resultCode, BundleMapper.fromAndroid(extras, null),
+                    outcome, elapsed);
         } catch (RelayException e) {
-            r = new Platform.ActivityResult(resultCode, null);
+            r = new Platform.ActivityResult(resultCode, null, outcome, elapsed);
+        } catch (RuntimeException e) {
+            // BadParcelableException & co. from another app's result: never on the main thread
+            Log.w(RelayService.TAG, "unreadable activity result extras: " + e);
+            r = new Platform.ActivityResult(resultCode, null, outcome, elapsed);
         }
         p.result.set(r);
         p.done.countDown();
@@ -156,6 +174,17 @@ public final class RelayActivity extends Activity {
 
     static Platform.ActivityResult launchForResult(Context ctx, final PendingIntent pi, int timeoutMs)
             throws Exception {
+        long start = System.currentTimeMillis();
+        if (Boolean.FALSE.equals(BundleMapper.isActivity(pi))) {
+            // a broadcast/service PendingIntent (API 31+ can tell): no activity result will come
+            try {
+                pi.send();
+            } catch (PendingIntent.CanceledException e) {
+                throw PendingIntents.cancelled("CanceledException on send");
+            }
+            return new Platform.ActivityResult(PendingIntents.RESULT_CANCELED, null,
+                    PendingIntents.NO_RESULT_EXPECTED, System.currentTimeMillis() - start);
+        }
         final RelayActivity activity = awaitResumed(ctx, timeoutMs);
         final Pending p = new Pending();
         synchronized (LOCK) {
@@ -163,7 +192,9 @@ public final class RelayActivity extends Activity {
                 throw new RelayException(RelayException.BUSY, "another PendingIntent is on screen");
             }
             pending = p;
+            p.pausesAtLaunch = pauses;
         }
+        p.startedAt = System.currentTimeMillis();
         final AtomicReference<Exception> failure = new AtomicReference<Exception>();
         final CountDownLatch started = new CountDownLatch(1);
         new Handler(Looper.getMainLooper()).post(new Runnable() {
@@ -173,8 +204,7 @@ public final class RelayActivity extends Activity {
                     activity.startIntentSenderForResult(pi.getIntentSender(), REQUEST_PENDING_INTENT,
                             null, 0, 0, 0, Compat.pendingIntentLaunchOptions());
                 } catch (IntentSender.SendIntentException e) {
-                    failure.set(new RelayException(RelayException.IPC_FAILED,
-                            "the PendingIntent was cancelled by its creator"));
+                    failure.set(PendingIntents.cancelled("SendIntentException"));
                 } catch (RuntimeException e) {
                     failure.set(e);
                 }
@@ -187,8 +217,15 @@ public final class RelayActivity extends Activity {
                 throw failure.get();
             }
             if (!p.done.await(timeoutMs, TimeUnit.MILLISECONDS)) {
+                boolean covered;
+                synchronized (LOCK) {
+                    covered = pauses != p.pausesAtLaunch;
+                }
                 throw new RelayException(RelayException.TIMEOUT, "no result from the PendingIntent's"
-                        + " activity within " + timeoutMs + " ms");
+                        + " activity within " + timeoutMs + " ms" + (covered ? " (its screen came"
+                        + " up; the person has not answered)" : " and no screen covered the relay:"
+                        + " before Android 12 the relay cannot tell a broadcast or service"
+                        + " PendingIntent, which never returns a result, from an activity"));
             }
             return p.result.get();
         } finally {

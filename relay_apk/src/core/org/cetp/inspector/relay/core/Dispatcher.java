@@ -129,15 +129,29 @@ public final class Dispatcher {
             } else if ("close_handle".equals(op)) {
                 return new TypedBundle().put("closed", ctx.handles().close(a.string("handle")));
             } else if ("launch_pending_intent".equals(op)) {
-                final Object pi = ctx.handles().get(a.string("handle"));
-                Platform.ActivityResult r = bounded(op, timeout, ctx,
-                        new Callable<Platform.ActivityResult>() {
-                            @Override
-                            public Platform.ActivityResult call() throws Exception {
-                                return platform.launchPendingIntent(pi, timeout);
-                            }
-                        });
-                return new TypedBundle().put("result_code", r.resultCode).put("data", r.data);
+                final String handle = a.string("handle");
+                final Object pi = ctx.handles().get(handle);
+                Platform.ActivityResult r;
+                try {
+                    r = bounded(op, timeout, ctx, new Callable<Platform.ActivityResult>() {
+                        @Override
+                        public Platform.ActivityResult call() throws Exception {
+                            return platform.launchPendingIntent(pi, timeout);
+                        }
+                    });
+                } catch (RelayException e) {
+                    if (PendingIntents.isCancelled(e)) {
+                        ctx.handles().close(handle); // dead for good: make the caller re-resolve
+                    }
+                    throw e;
+                }
+                TypedBundle out = new TypedBundle().put("result_code", r.resultCode)
+                        .put("data", r.data);
+                if (r.outcome != null) {
+                    out.put("outcome", r.outcome).put("elapsed_ms", r.elapsedMs)
+                            .put("detail", PendingIntents.describe(r.outcome, r.elapsedMs));
+                }
+                return out;
             } else if ("bind_transact".equals(op)) {
                 final String pkg = a.string("package");
                 final String action = a.string("action");

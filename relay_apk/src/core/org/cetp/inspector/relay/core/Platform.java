@@ -107,10 +107,20 @@ public interface Platform {
     final class ActivityResult {
         public final int resultCode;
         public final TypedBundle data;
+        /** {@link PendingIntents} outcome; null when the platform cannot tell. */
+        public final String outcome;
+        /** Time from launch to result; -1 when not measured. */
+        public final long elapsedMs;
 
         public ActivityResult(int resultCode, TypedBundle data) {
+            this(resultCode, data, null, -1);
+        }
+
+        public ActivityResult(int resultCode, TypedBundle data, String outcome, long elapsedMs) {
             this.resultCode = resultCode;
             this.data = data;
+            this.outcome = outcome;
+            this.elapsedMs = elapsedMs;
         }
     }
 
