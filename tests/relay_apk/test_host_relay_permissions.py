@@ -80,3 +80,20 @@ def test_cli_providers_shows_the_missing_permission(
     perms = doc["relay_permissions"]
     assert perms["held"] == [QUERY_ALL] and ACCESS_TOOLS in perms["missing"]
     assert any("Reinstall the relay" in p for p in perms["problems"])
+
+
+async def test_the_host_relay_requests_what_the_real_manifest_requests(
+    host_relay: HostRelay,
+) -> None:
+    """FakePlatform's list must follow relay_apk/AndroidManifest.xml (no silent drift)."""
+    import re
+
+    from tests.relay_apk.host_jvm import RELAY_DIR
+
+    manifest = (RELAY_DIR / "AndroidManifest.xml").read_text("utf-8")
+    wanted = re.findall(r'<uses-permission\s+android:name="([^"]+)"', manifest)
+    client = await RelayClient.open_tcp(host_relay.host, host_relay.port, host_relay.token)
+    try:
+        assert client.hello_info.requested_permissions == tuple(wanted)
+    finally:
+        await client.close()

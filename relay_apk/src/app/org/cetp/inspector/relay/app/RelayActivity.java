@@ -156,7 +156,8 @@ public final class RelayActivity extends Activity {
         try {
             ctx.startActivity(i); // a background start: Android 10+ may drop it silently
         } catch (RuntimeException e) {
-            throw ActivityStarts.needsForeground("launching a PendingIntent", ActivityStarts.RELAY_ACTIVITY);
+            throw ActivityStarts.needsForeground("launching a PendingIntent",
+                    ActivityStarts.RELAY_ACTIVITY);
         }
         if (!latch.await(Math.min(timeoutMs, 10000), TimeUnit.MILLISECONDS)) {
             throw ActivityStarts.needsForeground("launching a PendingIntent",

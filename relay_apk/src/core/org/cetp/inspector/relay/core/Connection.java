@@ -342,6 +342,9 @@ public final class Connection implements Runnable {
             send(Frame.value(Frame.EVENT, 0, event));
         } catch (IOException e) {
             close();
+        } catch (RuntimeException e) {
+            // an event over the frame maximum (or unencodable): drop it, never the caller's thread
+            log.info("event dropped: " + Errors.describe(e));
         }
     }
 
