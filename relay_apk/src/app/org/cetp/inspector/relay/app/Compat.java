@@ -106,15 +106,7 @@ final class Compat {
                 throw new IllegalStateException("registerReceiver with flags is missing on API "
                         + Build.VERSION.SDK_INT);
             }
-            try {
-                m.invoke(ctx, r, f, null, handler, flag);
-            } catch (java.lang.reflect.InvocationTargetException e) {
-                Throwable c = e.getCause();
-                throw c instanceof RuntimeException ? (RuntimeException) c
-                        : new IllegalStateException(String.valueOf(c));
-            } catch (IllegalAccessException e) {
-                throw new IllegalStateException("registerReceiver: " + e);
-            }
+            invokeRethrowing(m, ctx, r, f, null, handler, flag);
             return;
         }
         ctx.registerReceiver(r, f, null, handler);
@@ -186,14 +178,19 @@ final class Compat {
             ctx.startService(intent);
             return;
         }
+        invokeRethrowing(m, ctx, intent);
+    }
+
+    /** Calls {@code m}; what the method itself throws is rethrown as is (unchecked). */
+    private static void invokeRethrowing(Method m, Object target, Object... args) {
         try {
-            m.invoke(ctx, intent);
+            m.invoke(target, args);
         } catch (java.lang.reflect.InvocationTargetException e) {
             Throwable c = e.getCause();
             throw c instanceof RuntimeException ? (RuntimeException) c
                     : new IllegalStateException(String.valueOf(c));
         } catch (IllegalAccessException e) {
-            throw new IllegalStateException("startForegroundService: " + e);
+            throw new IllegalStateException(m.getName() + ": " + e);
         }
     }
 }

@@ -84,16 +84,8 @@ public final class Connection implements Runnable {
         // at most MAX_IN_FLIGHT threads, idle ones end after 30 s; admission is bounded by
         // `slots`, so the queue only ever holds a task for the moment a thread frees up
         this.workers = new ThreadPoolExecutor(Limits.MAX_IN_FLIGHT, Limits.MAX_IN_FLIGHT, 30,
-                TimeUnit.SECONDS, new LinkedBlockingQueue<Runnable>(), new ThreadFactory() {
-                    private int n;
-
-                    @Override
-                    public synchronized Thread newThread(Runnable r) {
-                        Thread t = new Thread(r, "relay-request-" + (++n));
-                        t.setDaemon(true);
-                        return t;
-                    }
-                });
+                TimeUnit.SECONDS, new LinkedBlockingQueue<Runnable>(),
+                DaemonThreads.named("relay-request-"));
         this.workers.allowCoreThreadTimeOut(true);
     }
 

@@ -8,7 +8,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Semaphore;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -31,16 +30,7 @@ public final class Dispatcher {
      */
     private final ThreadPoolExecutor ipc = new ThreadPoolExecutor(Limits.MAX_IPC_CALLS,
             Limits.MAX_IPC_CALLS, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<Runnable>(),
-            new ThreadFactory() {
-                private int n;
-
-                @Override
-                public synchronized Thread newThread(Runnable r) {
-                    Thread t = new Thread(r, "relay-ipc-" + (++n));
-                    t.setDaemon(true);
-                    return t;
-                }
-            });
+            DaemonThreads.named("relay-ipc-"));
     /** Free IPC threads; taken when a call starts, given back when its thread really ends. */
     private final Semaphore ipcSlots = new Semaphore(Limits.MAX_IPC_CALLS);
 
