@@ -10,6 +10,8 @@ from inspector.cli.terminal_text import safe_text
 from inspector.consumer.engine import ProviderSession
 from inspector.protocol.discovery import CetpDeclaration, ExtensionDeclaration
 from inspector.protocol.exchange import Finding
+from inspector.relay.api import HelloInfo
+from inspector.relay.hello import permission_problems
 from inspector.session.errors import ExitCode
 
 STACK_LABEL = {"dual_stack": "v1+v2", "v1_only": "v1", "v2_only": "v2"}
@@ -84,12 +86,27 @@ async def cmd_devices(ctx: Ctx) -> int:
     return ExitCode.OK
 
 
+def relay_permissions_doc(hello: HelloInfo) -> dict[str, Any]:
+    """What the relay reported holding (hello, relay versionCode 3+); None lists = unknown."""
+    return {
+        "requested": None if hello.requested_permissions is None
+        else list(hello.requested_permissions),
+        "held": None if hello.held_permissions is None else list(hello.held_permissions),
+        "missing": list(hello.missing_permissions),
+        "problems": permission_problems(hello),
+    }
+
+
 async def cmd_providers(ctx: Ctx) -> int:
     session = await ctx.open_session()
     providers = session.providers
+    hello = session.link.hello_info
     if ctx.json:
-        ctx.emit({"providers": [provider_doc(d) for d in providers]})
+        ctx.emit({"providers": [provider_doc(d) for d in providers],
+                  "relay_permissions": relay_permissions_doc(hello)})
         return ExitCode.OK
+    for problem in permission_problems(hello):
+        line(f"! relay: {safe_text(problem, 400, one_line=True)}", ctx.out)
     if not providers:
         line("no CETP providers found on this device", ctx.out)
         return ExitCode.OK

@@ -85,7 +85,7 @@ class Execution(BaseModel):
     output_findings: list[Finding] = Field(default_factory=list)
     resolution: PendingIntentHandle | None = None
     resume_token: str | None = None
-    resolution_result: str | None = None  # approved | declined
+    resolution_result: str | None = None  # approved | declined | cancelled_new_task
     operation_id: str | None = None
     operation: OperationState | None = None
     poll_after_ms: int | None = None

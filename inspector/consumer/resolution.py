@@ -45,14 +45,27 @@ async def launch_resolution(s: ProviderSession, ex: Execution, *, resume: bool =
         ex.message = f"could not launch the resolution: {exc.code}: {exc.message}"
         s._changed(ex)
         return ex
+    # the Java relay tells an immediate new-task RESULT_CANCELED from a person's "no"
+    # (docs/relay-protocol.md §4, launch_pending_intent outcomes)
+    new_task = result.outcome == "cancelled_new_task"
+    if new_task:
+        found.append(finding("resolution.new_task", "§4.3",
+                             "the resolution starts its activity in a new task "
+                             "(FLAG_ACTIVITY_NEW_TASK or singleTask), so Android cancels its "
+                             "result at once and the user's answer can never come back",
+                             level="SHOULD"))
     s.recorder.finish(
         x, ExchangeStatus.SUCCESS if result.ok else ExchangeStatus.PROVIDER_ERROR,
-        decoded={"result_code": result.result_code}, findings=found,
+        decoded={"result_code": result.result_code, "outcome": result.outcome,
+                 "detail": result.detail}, findings=found,
         error_code=None if result.ok else "RESULT_CANCELED")
     if not result.ok:
-        ex.resolution_result = "declined"
+        ex.resolution_result = "cancelled_new_task" if new_task else "declined"
         ex.state = ExecState.RESOLUTION_DECLINED
-        ex.message = ("the user denied or backed out of the provider's confirmation "
+        ex.message = ("RESULT_CANCELED came at once, before the confirmation screen could "
+                      "answer: the provider launches it in a new task (a provider bug, not the "
+                      "user's no); nothing was resumed." if new_task else
+                      "the user denied or backed out of the provider's confirmation "
                       "(RESULT_CANCELED); nothing was resumed. Resume anyway to see the "
                       "provider's answer, or start a new execution.")
         s._changed(ex)

@@ -54,6 +54,12 @@ def relay_start_command(
     return [*start, "--es", EXTRA_SOCKET, socket_name, "--es", EXTRA_TOKEN, token]
 
 
+def relay_bring_forward_command(package: str) -> list[str]:
+    """The relay screen to the front, no extras (shell is exempt from background-start limits):
+    for ops the relay answered NEEDS_FOREGROUND (docs/relay-protocol.md §6)."""
+    return ["am", "start", "-W", "-n", f"{package}/{RELAY_ACTIVITY_CLASS}"]
+
+
 # (minimum SDK, command after the package is substituted for {pkg}); best effort each.
 RELAY_GRANTS: tuple[tuple[int, tuple[str, ...]], ...] = (
     (33, ("pm", "grant", "{pkg}", "android.permission.POST_NOTIFICATIONS")),

@@ -25,7 +25,7 @@ from inspector.device.blocking import run_blocking
 from inspector.device.devices import AdbDevices
 from inspector.device.errors import RELAY_UNREACHABLE, DeviceError
 from inspector.device.models import DeviceState, parse_state, transport_of
-from inspector.device.relay_lifecycle import RelayLaunch
+from inspector.device.relay_lifecycle import RelayLaunch, relay_bring_forward_command
 from inspector.relay.api import DISCONNECTED, TIMEOUT, RelayApi, RelayError
 
 log = logging.getLogger(__name__)
@@ -89,6 +89,8 @@ class RelayLink:
             else:
                 try:
                     self.client = await self._handshake(reader, writer, self.launch.token)
+                    if hasattr(self.client, "bring_forward"):  # NEEDS_FOREGROUND → retry once
+                        self.client.bring_forward = self.bring_forward
                     return self.client
                 except RelayError as e:
                     writer.close()
@@ -104,6 +106,13 @@ class RelayLink:
                     "and check the phone for a crash dialog.",
                 )
             await asyncio.sleep(RETRY_DELAY_S)
+
+    async def bring_forward(self) -> None:
+        """`am start` the relay activity (no extras); the client then retries its op once."""
+        ret = await self.devices.shell(self.serial,
+                                       relay_bring_forward_command(self.launch.package))
+        if ret.exit_code != 0 or "Error" in ret.output:
+            log.info("bringing the relay forward on %s failed: %s", self.serial, ret.output[:200])
 
     async def _open_streams(self) -> Streams:
         if self.mode is ConnectMode.DIRECT:

@@ -28,6 +28,9 @@ TOO_LARGE = "TOO_LARGE"
 CANCELLED = "CANCELLED"
 BUSY = "BUSY"
 INTERNAL = "INTERNAL"
+# The phone relay must be the resumed activity to start another app's activity (Android 10+
+# drops background starts silently); the desktop brings it forward and retries once.
+NEEDS_FOREGROUND = "NEEDS_FOREGROUND"
 # Client-side only: the connection went away (cable pulled, relay killed).
 DISCONNECTED = "DISCONNECTED"
 
@@ -49,6 +52,8 @@ RELAY_ERROR_HINTS: dict[str, str] = {
     CANCELLED: "The request was cancelled.",
     BUSY: "The relay is busy; retry shortly.",
     INTERNAL: "The relay failed internally; see the relay log on the device.",
+    NEEDS_FOREGROUND: "Unlock the phone and bring the relay screen to the front: adb shell am "
+    "start -n org.cetp.inspector.relay/.app.RelayActivity, then retry.",
     DISCONNECTED: "The connection to the device was lost; reconnect (cable, adb) and retry "
     "with the same request id.",
 }
@@ -78,6 +83,17 @@ class HelloInfo:
     caller_uid: int
     caller_cert_sha256: tuple[str, ...]
     device: dict[str, object] = field(default_factory=dict)
+    # optional in the hello (relay versionCode 3+): None when the relay does not report them
+    requested_permissions: tuple[str, ...] | None = None
+    held_permissions: tuple[str, ...] | None = None
+
+    @property
+    def missing_permissions(self) -> tuple[str, ...]:
+        """Requested by the relay's manifest but not granted (empty when not reported)."""
+        if self.requested_permissions is None or self.held_permissions is None:
+            return ()
+        held = set(self.held_permissions)
+        return tuple(p for p in self.requested_permissions if p not in held)
 
 
 @dataclass(frozen=True)
@@ -92,6 +108,12 @@ class StreamEnd:
 class ActivityResult:
     result_code: int  # -1 RESULT_OK, 0 RESULT_CANCELED
     data: Bundle | None
+    # optional (Java relay versionCode 3+, docs/relay-protocol.md §4): "result",
+    # "user_cancelled", "cancelled_new_task" (RESULT_CANCELED at once: launched into a new
+    # task, the person's answer is unknowable) or "no_result_expected" (not an activity)
+    outcome: str | None = None
+    elapsed_ms: int | None = None
+    detail: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -108,6 +130,11 @@ class TransactReply:
 class BroadcastReply:
     reply: Bundle | None
     timed_out: bool
+    # optional (Java relay versionCode 3+): the per-call action the relay listened on, the
+    # target's ApplicationInfo.FLAG_STOPPED when sent, and why a timeout happened
+    reply_action: str | None = None
+    target_stopped: bool | None = None
+    detail: str | None = None
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import contextlib
 import itertools
 import logging
 import socket
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +28,7 @@ from inspector.protocol.bundle import (
 from inspector.relay.api import (
     BAD_FRAME,
     DISCONNECTED,
+    NEEDS_FOREGROUND,
     TIMEOUT,
     ActivityResult,
     ActivityStart,
@@ -122,6 +123,9 @@ class RelayClient:
         self._hello: HelloInfo | None = None
         self._closed_error: RelayError | None = None
         self._reader_task: asyncio.Task[None] | None = None
+        # Set by the device layer on a phone: brings the relay activity to the front
+        # (`am start -n …/.app.RelayActivity`); an op answered NEEDS_FOREGROUND is retried once.
+        self.bring_forward: Callable[[], Awaitable[None]] | None = None
 
     # -- construction -------------------------------------------------------------------
     @classmethod
@@ -402,6 +406,22 @@ class RelayClient:
             if fut.done() and not fut.cancelled():
                 fut.exception()  # mark retrieved
 
+    async def _in_front(self, op: str, args: Bundle, timeout_ms: int | None = None) -> Bundle:
+        """An op that starts an activity: on NEEDS_FOREGROUND bring the relay forward, retry once.
+
+        Safe to retry: the relay answers NEEDS_FOREGROUND before starting anything."""
+        for attempt in (1, 2):
+            try:
+                if timeout_ms is None:
+                    return await self._request(op, Bundle(args))
+                return await self._timed(op, Bundle(args), timeout_ms)
+            except RelayError as e:
+                if e.code != NEEDS_FOREGROUND or self.bring_forward is None or attempt == 2:
+                    raise
+                log.info("%s needs the relay in front; bringing it forward and retrying", op)
+                await self.bring_forward()
+        raise AssertionError("unreachable")
+
     async def _timed(self, op: str, args: Bundle, timeout_ms: int) -> Bundle:
         args["timeout_ms"] = Int(timeout_ms)
         return await self._request(op, args, timeout_ms / 1000.0 + TIMEOUT_GRACE_S)
@@ -440,8 +460,12 @@ class RelayClient:
         return _field(await self._request("close_handle", Bundle(handle=handle)), "closed", bool)
 
     async def launch_pending_intent(self, handle: str, timeout_ms: int = 120_000) -> ActivityResult:
-        r = await self._timed("launch_pending_intent", Bundle(handle=handle), timeout_ms)
-        return ActivityResult(int(_field(r, "result_code", Int)), _opt_bundle(r, "data"))
+        r = await self._in_front("launch_pending_intent", Bundle(handle=handle), timeout_ms)
+        elapsed = r.get("elapsed_ms")
+        return ActivityResult(int(_field(r, "result_code", Int)), _opt_bundle(r, "data"),
+                              outcome=_opt_str(r, "outcome"),
+                              elapsed_ms=int(elapsed) if isinstance(elapsed, Long) else None,
+                              detail=_opt_str(r, "detail"))
 
     async def bind_transact(
         self,
@@ -466,14 +490,28 @@ class RelayClient:
         return TransactReply(_opt_bundle(r, "exception"), reply)
 
     async def broadcast(
-        self, package: str, action: str, extras: Bundle, reply_action: str, timeout_ms: int = 30_000
+        self,
+        package: str,
+        action: str,
+        extras: Bundle,
+        reply_action: str,
+        timeout_ms: int = 30_000,
+        *,
+        include_stopped: bool = False,
     ) -> BroadcastReply:
+        """`include_stopped` adds FLAG_INCLUDE_STOPPED_PACKAGES (the real host does not)."""
         args = Bundle(package=package, action=action, extras=extras, reply_action=reply_action)
+        if include_stopped:
+            args["include_stopped"] = True
         r = await self._timed("broadcast", args, timeout_ms)
-        return BroadcastReply(_opt_bundle(r, "reply"), _field(r, "timed_out", bool))
+        stopped = r.get("target_stopped")
+        return BroadcastReply(_opt_bundle(r, "reply"), _field(r, "timed_out", bool),
+                              reply_action=_opt_str(r, "reply_action"),
+                              target_stopped=stopped if isinstance(stopped, bool) else None,
+                              detail=_opt_str(r, "detail"))
 
     async def start_activity(self, package: str, action: str, extras: Bundle) -> ActivityStart:
-        r = await self._request(
+        r = await self._in_front(
             "start_activity", Bundle(package=package, action=action, extras=extras)
         )
         return ActivityStart(_field(r, "launched", bool), _opt_str(r, "component"))
@@ -485,7 +523,7 @@ class RelayClient:
 
     async def wake_provider(self, authority: str, package: str, mode: str) -> WakeResult:
         args = Bundle(authority=authority, package=package, mode=mode)
-        r = await self._request("wake_provider", args)
+        r = await self._in_front("wake_provider", args)
         return WakeResult(_field(r, "ok", bool), _field(r, "detail", str))
 
     async def force_stop(self, package: str) -> bool:

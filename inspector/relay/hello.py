@@ -33,6 +33,12 @@ OPS: frozenset[str] = frozenset(
 
 DEVICE_INT_FIELDS = frozenset({"sdk_int"})
 
+ACCESS_TOOLS = "com.clawseed.permission.ACCESS_TOOLS"
+"""What real CETP providers demand of callers (docs/relay-apk.md, "Permissions")."""
+RELAY_PACKAGE = "org.cetp.inspector.relay"
+MAX_REPORTED_PERMISSIONS = 200
+"""The hello's permission lists are bounded; a relay reporting more is broken."""
+
 
 def hello_args(token: str, client: str, events: bool) -> Bundle:
     return Bundle(protocol_version=Int(PROTOCOL_VERSION), token=token, client=client, events=events)
@@ -48,7 +54,7 @@ def hello_result(info: HelloInfo) -> Bundle:
             device[k] = Int(v)
         else:
             device[k] = str(v)
-    return Bundle(
+    out = Bundle(
         protocol_version=Int(info.protocol_version),
         relay_version_code=Int(info.relay_version_code),
         relay_version_name=info.relay_version_name,
@@ -58,6 +64,10 @@ def hello_result(info: HelloInfo) -> Bundle:
         caller_cert_sha256=StringArray(info.caller_cert_sha256),
         device=device,
     )
+    if info.requested_permissions is not None and info.held_permissions is not None:
+        out["requested_permissions"] = StringArray(info.requested_permissions)
+        out["held_permissions"] = StringArray(info.held_permissions)
+    return out
 
 
 def parse_hello_result(b: Bundle) -> HelloInfo:
@@ -83,7 +93,41 @@ def parse_hello_result(b: Bundle) -> HelloInfo:
             if s is not None  # type: ignore[attr-defined]
         ),
         device=dict(device) if isinstance(device, Bundle) else {},
+        requested_permissions=_permissions(b, "requested_permissions"),
+        held_permissions=_permissions(b, "held_permissions"),
     )
+
+
+def _permissions(b: Bundle, key: str) -> tuple[str, ...] | None:
+    """An optional String[] of the hello (absent from relays before versionCode 3)."""
+    v = b.get(key)
+    if v is None:
+        return None
+    if not isinstance(v, StringArray) or len(v) > MAX_REPORTED_PERMISSIONS:
+        raise RelayError(BAD_FRAME, f"hello reply: {key!r} is not a String[] of at most "
+                                    f"{MAX_REPORTED_PERMISSIONS} names")
+    return tuple(s[:200] for s in v if s is not None)
+
+
+def permission_problems(info: HelloInfo) -> list[str]:
+    """Plain-text advice for each permission the relay requests but does not hold.
+
+    ACCESS_TOOLS is the one that breaks CETP calls: Android grants a custom permission when
+    the relay is installed or updated, so one defined by a provider installed *after* the
+    relay may be missing (reported against PackageManagerService behaviour, version-dependent:
+    nextcloud/Android-SingleSignOn#27); reinstalling the relay grants it.
+    """
+    out = []
+    for p in info.missing_permissions:
+        if p == ACCESS_TOOLS:
+            out.append(f"{ACCESS_TOOLS} not granted to the relay — provider installed after the "
+                       f"relay? Reinstall the relay: adb uninstall {RELAY_PACKAGE}, then connect "
+                       "again (the inspector installs it); until then calls to CETP providers "
+                       "fail with SECURITY")
+        else:
+            out.append(f"{p} not granted to the relay (grant it with adb shell pm grant "
+                       f"{RELAY_PACKAGE} {p}, or reinstall with adb install -r -g)")
+    return out
 
 
 def unsupported_version_details() -> Bundle:

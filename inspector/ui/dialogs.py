@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.relay.api import HelloInfo
+from inspector.relay.hello import permission_problems
 from inspector.ui import theme
 from inspector.ui.text import bound
 
@@ -81,6 +82,8 @@ class AboutDialog(QDialog):
                     )
                 ),
             )
+            for problem in permission_problems(hello):  # e.g. ACCESS_TOOLS not granted
+                form.addRow("Relay permission", _plain(bound(problem, 400)))
         else:
             form.addRow("Relay", _plain("not connected"))
         form.addRow("Qt / PySide6", _plain(PySide6.__version__))

@@ -129,8 +129,21 @@ public class ConnectionRulesTest {
         assertEquals("BUSY", relay.error(200));
         relay.frame(Frame.CANCEL, 100, null);
         assertEquals("CANCELLED", relay.error(100));
-        relay.request(201, "ping", null);
-        relay.reply(201, Frame.RESPONSE);
+        // the slot comes back once the cancelled call's threads really ended (here: the
+        // interrupted sleep returns at once); until then new requests are BUSY, never queued
+        long id = 201;
+        while (true) {
+            relay.request(id, "ping", null);
+            Frame f = relay.next();
+            assertEquals(id, f.requestId);
+            if (f.type == Frame.RESPONSE) {
+                break;
+            }
+            assertEquals("BUSY", ValueCodec.decodeBundle(f.payload).get("code"));
+            assertTrue("the cancelled request never gave its slot back", id < 5000);
+            Thread.sleep(1);
+            id++;
+        }
     }
 
     // ---------------------------------------------------------------- hello

@@ -123,7 +123,7 @@ public class AndroidRulesVectorsTest {
             }
             Platform.BroadcastResult r = platform.broadcast(FakePlatform.EXTENSION_PACKAGE,
                     "org.ethereumphone.andyclaw.EXTENSION_BROADCAST", new TypedBundle(),
-                    "reply", 300, (Boolean) c.get("include_stopped"));
+                    "reply", (Boolean) c.get("include_stopped"), 300);
             boolean allowed = (Boolean) map(c, "expect").get("allowed");
             assertEquals((String) c.get("id"), !allowed, r.timedOut);
         }
@@ -159,6 +159,6 @@ public class AndroidRulesVectorsTest {
         assertEquals("success", reply.get("status"));
         platform.forceStop(FakePlatform.EXTENSION_PACKAGE);
         assertTrue(platform.broadcast(FakePlatform.EXTENSION_PACKAGE, "a", new TypedBundle(), "r",
-                100).timedOut);
+                false, 100).timedOut);
     }
 }

@@ -39,6 +39,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
+import org.cetp.inspector.relay.core.Bindings;
+import org.cetp.inspector.relay.core.Broadcasts;
 import org.cetp.inspector.relay.core.HandleTable;
 import org.cetp.inspector.relay.core.Platform;
 import org.cetp.inspector.relay.core.RelayException;
@@ -84,13 +86,26 @@ final class AndroidPlatform implements Platform {
         int code = 0;
         String name = "";
         String[] certs = new String[0];
+        String[] requested = new String[0];
+        List<String> held = new ArrayList<String>();
         try {
-            PackageInfo pi = pm.getPackageInfo(pkg, 0);
+            PackageInfo pi = pm.getPackageInfo(pkg, PackageManager.GET_PERMISSIONS);
             code = (int) Compat.versionCode(pi);
             name = pi.versionName == null ? "" : pi.versionName;
             certs = Compat.certDigests(pm, pkg);
+            if (pi.requestedPermissions != null) {
+                requested = pi.requestedPermissions.clone();
+            }
         } catch (PackageManager.NameNotFoundException e) {
             // cannot happen for our own package
+        }
+        // what we really hold: a custom permission (ACCESS_TOOLS) defined by a provider
+        // installed after the relay is not granted until the relay is reinstalled
+        // (PackageManagerService grants at install/update time; Context.checkSelfPermission, API 23)
+        for (String p : requested) {
+            if (ctx.checkSelfPermission(p) == PackageManager.PERMISSION_GRANTED) {
+                held.add(p);
+            }
         }
         String[] abis = Build.SUPPORTED_ABIS;
         @SuppressWarnings("deprecation")
@@ -99,7 +114,8 @@ final class AndroidPlatform implements Platform {
                 .put("manufacturer", Build.MANUFACTURER).put("model", Build.MODEL)
                 .put("sdk_int", Build.VERSION.SDK_INT).put("release", Build.VERSION.RELEASE)
                 .put("abi", abis != null && abis.length > 0 ? abis[0] : "");
-        return new Identity(pkg, Process.myUid(), certs, code, name, device);
+        return new Identity(pkg, Process.myUid(), certs, code, name, device, requested,
+                held.toArray(new String[0]));
     }
 
     // ------------------------------------------------------------------ discover
@@ -297,11 +313,40 @@ final class AndroidPlatform implements Platform {
         if (!(nativeHandle instanceof ParcelFileDescriptor)) {
             throw new RelayException(RelayException.BAD_ARGS, "that handle is not a file descriptor");
         }
-        ParcelFileDescriptor pfd = (ParcelFileDescriptor) nativeHandle;
-        // dup so that close_handle and the stream close independently
-        ParcelFileDescriptor dup = pfd.dup();
-        return new FileSource(new ParcelFileDescriptor.AutoCloseInputStream(dup),
-                BundleMapper.fileSize(pfd));
+        final ParcelFileDescriptor pfd = (ParcelFileDescriptor) nativeHandle;
+        // Read the original, not a dup(): dup() builds a PFD without the reliable pipe's comm
+        // channel, so a provider that dies or closeWithError()s mid-stream would look like a
+        // clean, short file (ParcelFileDescriptor.dup / canDetectErrors). At EOF checkError()
+        // throws instead, which the core reports as IPC_FAILED. The stream owns the PFD now; a
+        // pipe can be read once anyway, and close_handle closing it again is harmless.
+        long size = BundleMapper.fileSize(pfd);
+        return new FileSource(new java.io.FilterInputStream(
+                new ParcelFileDescriptor.AutoCloseInputStream(pfd)) {
+            @Override
+            public int read() throws IOException {
+                int r = super.read();
+                if (r < 0) {
+                    checkAtEof(pfd);
+                }
+                return r;
+            }
+
+            @Override
+            public int read(byte[] b, int off, int len) throws IOException {
+                int r = super.read(b, off, len);
+                if (r < 0) {
+                    checkAtEof(pfd);
+                }
+                return r;
+            }
+        }, size);
+    }
+
+    /** ParcelFileDescriptor.checkError (API 19): throws when the writer failed or died. */
+    private static void checkAtEof(ParcelFileDescriptor pfd) throws IOException {
+        if (pfd.canDetectErrors()) {
+            pfd.checkError();
+        }
     }
 
     @Override
@@ -330,6 +375,8 @@ final class AndroidPlatform implements Platform {
                                        String[] strings, int timeoutMs) throws Exception {
         final AtomicReference<IBinder> binder = new AtomicReference<IBinder>();
         final CountDownLatch connected = new CountDownLatch(1);
+        final java.util.concurrent.atomic.AtomicBoolean nullBinding =
+                new java.util.concurrent.atomic.AtomicBoolean();
         ServiceConnection conn = new ServiceConnection() {
             @Override
             public void onServiceConnected(ComponentName name, IBinder service) {
@@ -342,8 +389,9 @@ final class AndroidPlatform implements Platform {
                 binder.set(null);
             }
 
-            // API 28: the service returned null from onBind
+            // API 28: the service returned null from onBind (never called before 28)
             public void onNullBinding(ComponentName name) {
+                nullBinding.set(true);
                 connected.countDown();
             }
         };
@@ -354,13 +402,14 @@ final class AndroidPlatform implements Platform {
                 throw new RelayException(RelayException.NOT_FOUND, "no service for action '"
                         + action + "' in " + pkg + " (or the relay may not bind it)");
             }
+            String what = "the " + action + " service of " + pkg;
             if (!connected.await(timeoutMs, TimeUnit.MILLISECONDS)) {
-                throw new RelayException(RelayException.TIMEOUT, "the service did not connect within "
-                        + timeoutMs + " ms");
+                throw Bindings.noConnection(Build.VERSION.SDK_INT, what, timeoutMs);
             }
             IBinder b = binder.get();
             if (b == null) {
-                throw new RelayException(RelayException.IPC_FAILED, "the service returned no binder");
+                throw nullBinding.get() ? Bindings.nullBinding(what) : new RelayException(
+                        RelayException.IPC_FAILED, what + " disconnected before the transaction");
             }
             Parcel data = Parcel.obtain();
             Parcel reply = Parcel.obtain();
@@ -399,13 +448,32 @@ final class AndroidPlatform implements Platform {
 
     @Override
     public BroadcastResult broadcast(String pkg, String action, TypedBundle extras,
-                                     String replyAction, int timeoutMs) throws Exception {
+                                     final String replyAction, boolean includeStopped,
+                                     int timeoutMs) throws Exception {
         final AtomicReference<Bundle> reply = new AtomicReference<Bundle>();
         final CountDownLatch got = new CountDownLatch(1);
+        // stopped state before sending: a stopped target gets nothing without the flag
+        Boolean stopped = null;
+        try {
+            stopped = Broadcasts.isStopped(pm.getApplicationInfo(pkg, 0).flags);
+        } catch (PackageManager.NameNotFoundException e) {
+            throw new RelayException(RelayException.NOT_FOUND, "package " + pkg
+                    + " is not installed (or not visible to the relay)");
+        }
         BroadcastReceiver receiver = new BroadcastReceiver() {
             @Override
             public void onReceive(Context c, Intent intent) {
-                Bundle e = intent.getExtras();
+                // exported receiver: accept only the per-call action, and only the first reply
+                if (intent == null || !replyAction.equals(intent.getAction())
+                        || got.getCount() == 0) {
+                    return;
+                }
+                Bundle e;
+                try {
+                    e = intent.getExtras();
+                } catch (RuntimeException ex) { // BadParcelableException from a hostile sender
+                    e = null;
+                }
                 reply.set(e == null ? new Bundle() : e);
                 got.countDown();
             }
@@ -418,13 +486,14 @@ final class AndroidPlatform implements Platform {
                 intent.putExtras(ex);
             }
             intent.putExtra("response_action", replyAction);
+            intent.addFlags(Broadcasts.intentFlags(includeStopped));
             ctx.sendBroadcast(intent);
             if (!got.await(timeoutMs, TimeUnit.MILLISECONDS)) {
-                return new BroadcastResult(null, true);
+                return new BroadcastResult(null, true, stopped);
             }
             Bundle b = reply.get();
             b.setClassLoader(ctx.getClassLoader());
-            return new BroadcastResult(BundleMapper.fromAndroid(b, null), false);
+            return new BroadcastResult(BundleMapper.fromAndroid(b, null), false, stopped);
         } finally {
             ctx.unregisterReceiver(receiver);
         }
@@ -446,7 +515,8 @@ final class AndroidPlatform implements Platform {
         }
         ComponentName cn = new ComponentName(ri.activityInfo.packageName, ri.activityInfo.name);
         intent.setComponent(cn);
-        RelayActivity.startFromRelay(ctx, intent);
+        // throws NEEDS_FOREGROUND / SECURITY / NOT_FOUND rather than claim a launch
+        RelayActivity.startFromRelay(ctx, intent, "start_activity", 10000);
         return new ActivityStart(true, cn.flattenToString());
     }
 
@@ -499,7 +569,7 @@ final class AndroidPlatform implements Platform {
         if (launch == null) {
             return new WakeResult(false, pkg + " has no launcher activity");
         }
-        RelayActivity.startFromRelay(ctx, launch);
+        RelayActivity.startFromRelay(ctx, launch, "wake_provider mode=launch", timeoutMs);
         return new WakeResult(true, "launched " + launch.getComponent().flattenToShortString());
     }
 

@@ -10,6 +10,7 @@ import android.system.StructStat;
 
 import java.lang.reflect.Method;
 
+import org.cetp.inspector.relay.core.Errors;
 import org.cetp.inspector.relay.core.HandleTable;
 import org.cetp.inspector.relay.core.Handles;
 import org.cetp.inspector.relay.core.RelayException;
@@ -76,7 +77,16 @@ final class BundleMapper {
             return null;
         }
         TypedBundle out = new TypedBundle();
-        for (String k : b.keySet()) {
+        java.util.Set<String> keys;
+        try {
+            keys = b.keySet(); // API <= 32 unparcels every value here, not per key
+        } catch (RuntimeException e) {
+            throw new RelayException(RelayException.IPC_FAILED, "the reply Bundle cannot be"
+                    + " unparcelled (" + Errors.describe(e) + "): it"
+                    + " holds a class only the provider knows; Android 12 and older read the whole"
+                    + " Bundle at once, 13+ would report that key alone as unsupported");
+        }
+        for (String k : keys) {
             Object v;
             try {
                 v = b.get(k);
@@ -145,6 +155,11 @@ final class BundleMapper {
             }
         }
         return flags;
+    }
+
+    /** PendingIntent.isActivity() (API 31); null before 31, where it cannot be known. */
+    static Boolean isActivity(PendingIntent pi) {
+        return callBoolean(pi, "isActivity");
     }
 
     private static Boolean callBoolean(Object o, String method) {

@@ -106,15 +106,7 @@ final class Compat {
                 throw new IllegalStateException("registerReceiver with flags is missing on API "
                         + Build.VERSION.SDK_INT);
             }
-            try {
-                m.invoke(ctx, r, f, null, handler, flag);
-            } catch (java.lang.reflect.InvocationTargetException e) {
-                Throwable c = e.getCause();
-                throw c instanceof RuntimeException ? (RuntimeException) c
-                        : new IllegalStateException(String.valueOf(c));
-            } catch (IllegalAccessException e) {
-                throw new IllegalStateException("registerReceiver: " + e);
-            }
+            invokeRethrowing(m, ctx, r, f, null, handler, flag);
             return;
         }
         ctx.registerReceiver(r, f, null, handler);
@@ -172,13 +164,33 @@ final class Compat {
         }
     }
 
-    /** Context.startForegroundService (API 26). */
+    /**
+     * Context.startForegroundService (API 26). Falls back to startService only when the method
+     * does not exist; what the method throws (ForegroundServiceStartNotAllowedException on
+     * 12+, SecurityException) is rethrown: startService would then fail with "app is in
+     * background" (IllegalStateException) and hide the real reason.
+     */
     static void startForegroundService(Context ctx, android.content.Intent intent) {
+        Method m;
         try {
-            Context.class.getMethod("startForegroundService", android.content.Intent.class)
-                    .invoke(ctx, intent);
-        } catch (Exception e) {
+            m = Context.class.getMethod("startForegroundService", android.content.Intent.class);
+        } catch (NoSuchMethodException e) {
             ctx.startService(intent);
+            return;
+        }
+        invokeRethrowing(m, ctx, intent);
+    }
+
+    /** Calls {@code m}; what the method itself throws is rethrown as is (unchecked). */
+    private static void invokeRethrowing(Method m, Object target, Object... args) {
+        try {
+            m.invoke(target, args);
+        } catch (java.lang.reflect.InvocationTargetException e) {
+            Throwable c = e.getCause();
+            throw c instanceof RuntimeException ? (RuntimeException) c
+                    : new IllegalStateException(String.valueOf(c));
+        } catch (IllegalAccessException e) {
+            throw new IllegalStateException(m.getName() + ": " + e);
         }
     }
 }

@@ -5,9 +5,11 @@ import android.app.PendingIntent;
 import android.content.Context;
 import android.content.Intent;
 import android.content.IntentSender;
+import android.os.Build;
 import android.os.Bundle;
 import android.os.Handler;
 import android.os.Looper;
+import android.util.Log;
 import android.widget.TextView;
 
 import java.lang.ref.WeakReference;
@@ -16,6 +18,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.cetp.inspector.relay.R;
+import org.cetp.inspector.relay.core.ActivityStarts;
+import org.cetp.inspector.relay.core.PendingIntents;
 import org.cetp.inspector.relay.core.Platform;
 import org.cetp.inspector.relay.core.RelayException;
 
@@ -31,10 +35,14 @@ public final class RelayActivity extends Activity {
     private static WeakReference<RelayActivity> resumed = new WeakReference<RelayActivity>(null);
     private static CountDownLatch resumedLatch = new CountDownLatch(1);
     private static Pending pending;
+    /** onPause calls so far: a launch compares it to tell "covered by the target" apart. */
+    private static int pauses;
 
     /** One PendingIntent launch waiting for onActivityResult. */
     private static final class Pending {
         final CountDownLatch done = new CountDownLatch(1);
+        long startedAt;
+        int pausesAtLaunch;
         final AtomicReference<Platform.ActivityResult> result =
                 new AtomicReference<Platform.ActivityResult>();
     }
@@ -63,7 +71,12 @@ public final class RelayActivity extends Activity {
         Intent svc = new Intent(this, RelayService.class);
         svc.putExtra(RelayService.EXTRA_SOCKET, intent.getStringExtra(RelayService.EXTRA_SOCKET));
         svc.putExtra(RelayService.EXTRA_TOKEN, intent.getStringExtra(RelayService.EXTRA_TOKEN));
-        Compat.startForegroundService(this, svc);
+        try {
+            Compat.startForegroundService(this, svc);
+        } catch (RuntimeException e) {
+            // e.g. ForegroundServiceStartNotAllowedException: report it, do not crash
+            Log.e(RelayService.TAG, "cannot start the relay service: " + e);
+        }
         // the extras are secrets: drop them from the activity's intent
         setIntent(new Intent(this, RelayActivity.class));
     }
@@ -80,6 +93,7 @@ public final class RelayActivity extends Activity {
     @Override
     protected void onPause() {
         synchronized (LOCK) {
+            pauses++;
             if (resumed.get() == this) {
                 resumed = new WeakReference<RelayActivity>(null);
                 resumedLatch = new CountDownLatch(1);
@@ -102,15 +116,26 @@ public final class RelayActivity extends Activity {
         if (p == null) {
             return;
         }
+        boolean paused;
+        synchronized (LOCK) {
+            paused = pauses != p.pausesAtLaunch;
+        }
+        String outcome = PendingIntents.classify(resultCode, paused);
+        long elapsed = System.currentTimeMillis() - p.startedAt;
         Platform.ActivityResult r;
         try {
             Bundle extras = data == null ? null : data.getExtras();
             if (extras != null) {
                 extras.setClassLoader(getClassLoader());
             }
-            r = new Platform.ActivityResult(resultCode, BundleMapper.fromAndroid(extras, null));
+            r = new Platform.ActivityResult(resultCode, BundleMapper.fromAndroid(extras, null),
+                    outcome, elapsed);
         } catch (RelayException e) {
-            r = new Platform.ActivityResult(resultCode, null);
+            r = new Platform.ActivityResult(resultCode, null, outcome, elapsed);
+        } catch (RuntimeException e) {
+            // BadParcelableException & co. from another app's result: never on the main thread
+            Log.w(RelayService.TAG, "unreadable activity result extras: " + e);
+            r = new Platform.ActivityResult(resultCode, null, outcome, elapsed);
         }
         p.result.set(r);
         p.done.countDown();
@@ -128,16 +153,21 @@ public final class RelayActivity extends Activity {
         }
         Intent i = new Intent(ctx, RelayActivity.class)
                 .addFlags(Intent.FLAG_ACTIVITY_NEW_TASK | Intent.FLAG_ACTIVITY_SINGLE_TOP);
-        ctx.startActivity(i);
+        try {
+            ctx.startActivity(i); // a background start: Android 10+ may drop it silently
+        } catch (RuntimeException e) {
+            throw ActivityStarts.needsForeground("launching a PendingIntent",
+                    ActivityStarts.RELAY_ACTIVITY);
+        }
         if (!latch.await(Math.min(timeoutMs, 10000), TimeUnit.MILLISECONDS)) {
-            throw new RelayException(RelayException.IPC_FAILED, "the relay activity could not come "
-                    + "to the foreground (background activity start blocked?): unlock the phone"
-                    + " and run: adb shell am start -n org.cetp.inspector.relay/.RelayActivity");
+            throw ActivityStarts.needsForeground("launching a PendingIntent",
+                    ActivityStarts.RELAY_ACTIVITY);
         }
         synchronized (LOCK) {
             RelayActivity a = resumed.get();
             if (a == null) {
-                throw new RelayException(RelayException.IPC_FAILED, "the relay activity lost focus");
+                throw ActivityStarts.needsForeground("launching a PendingIntent",
+                        ActivityStarts.RELAY_ACTIVITY);
             }
             return a;
         }
@@ -145,6 +175,17 @@ public final class RelayActivity extends Activity {
 
     static Platform.ActivityResult launchForResult(Context ctx, final PendingIntent pi, int timeoutMs)
             throws Exception {
+        long start = System.currentTimeMillis();
+        if (Boolean.FALSE.equals(BundleMapper.isActivity(pi))) {
+            // a broadcast/service PendingIntent (API 31+ can tell): no activity result will come
+            try {
+                pi.send();
+            } catch (PendingIntent.CanceledException e) {
+                throw PendingIntents.cancelled("CanceledException on send");
+            }
+            return new Platform.ActivityResult(PendingIntents.RESULT_CANCELED, null,
+                    PendingIntents.NO_RESULT_EXPECTED, System.currentTimeMillis() - start);
+        }
         final RelayActivity activity = awaitResumed(ctx, timeoutMs);
         final Pending p = new Pending();
         synchronized (LOCK) {
@@ -152,7 +193,9 @@ public final class RelayActivity extends Activity {
                 throw new RelayException(RelayException.BUSY, "another PendingIntent is on screen");
             }
             pending = p;
+            p.pausesAtLaunch = pauses;
         }
+        p.startedAt = System.currentTimeMillis();
         final AtomicReference<Exception> failure = new AtomicReference<Exception>();
         final CountDownLatch started = new CountDownLatch(1);
         new Handler(Looper.getMainLooper()).post(new Runnable() {
@@ -162,8 +205,7 @@ public final class RelayActivity extends Activity {
                     activity.startIntentSenderForResult(pi.getIntentSender(), REQUEST_PENDING_INTENT,
                             null, 0, 0, 0, Compat.pendingIntentLaunchOptions());
                 } catch (IntentSender.SendIntentException e) {
-                    failure.set(new RelayException(RelayException.IPC_FAILED,
-                            "the PendingIntent was cancelled by its creator"));
+                    failure.set(PendingIntents.cancelled("SendIntentException"));
                 } catch (RuntimeException e) {
                     failure.set(e);
                 }
@@ -176,8 +218,15 @@ public final class RelayActivity extends Activity {
                 throw failure.get();
             }
             if (!p.done.await(timeoutMs, TimeUnit.MILLISECONDS)) {
+                boolean covered;
+                synchronized (LOCK) {
+                    covered = pauses != p.pausesAtLaunch;
+                }
                 throw new RelayException(RelayException.TIMEOUT, "no result from the PendingIntent's"
-                        + " activity within " + timeoutMs + " ms");
+                        + " activity within " + timeoutMs + " ms" + (covered ? " (its screen came"
+                        + " up; the person has not answered)" : " and no screen covered the relay:"
+                        + " before Android 12 the relay cannot tell a broadcast or service"
+                        + " PendingIntent, which never returns a result, from an activity"));
             }
             return p.result.get();
         } finally {
@@ -189,21 +238,63 @@ public final class RelayActivity extends Activity {
         }
     }
 
-    /** Starts another app's activity from the resumed relay activity when there is one. */
-    static void startFromRelay(Context ctx, final Intent intent) {
+    /**
+     * Starts another app's activity from the resumed relay activity and returns only once
+     * Android accepted it. Not resumed on Android 10+: NEEDS_FOREGROUND (a background start
+     * would be dropped silently); before 10 a background start is allowed. What
+     * startActivity throws (SecurityException, ActivityNotFoundException) becomes a typed
+     * error instead of an exception on the main looper, which would kill the relay.
+     */
+    static void startFromRelay(Context ctx, final Intent intent, String what, long timeoutMs)
+            throws RelayException, InterruptedException {
+        final String component = intent.getComponent() == null ? String.valueOf(intent.getPackage())
+                : intent.getComponent().flattenToShortString();
         final RelayActivity a;
         synchronized (LOCK) {
             a = resumed.get();
         }
         if (a == null) {
-            ctx.startActivity(new Intent(intent).addFlags(Intent.FLAG_ACTIVITY_NEW_TASK));
+            if (ActivityStarts.needsRelayInFront(Build.VERSION.SDK_INT, false)) {
+                throw ActivityStarts.needsForeground(what, component);
+            }
+            try {
+                ctx.startActivity(new Intent(intent).addFlags(Intent.FLAG_ACTIVITY_NEW_TASK));
+            } catch (RuntimeException e) {
+                throw ActivityStarts.startFailed(e, component);
+            }
             return;
         }
+        final AtomicReference<Object> outcome = new AtomicReference<Object>();
+        final CountDownLatch done = new CountDownLatch(1);
         new Handler(Looper.getMainLooper()).post(new Runnable() {
             @Override
             public void run() {
-                a.startActivity(intent);
+                try {
+                    synchronized (LOCK) {
+                        if (resumed.get() != a) { // paused since we looked: a background start
+                            outcome.set(Boolean.FALSE);
+                            return;
+                        }
+                    }
+                    a.startActivity(intent);
+                    outcome.set(Boolean.TRUE);
+                } catch (RuntimeException e) {
+                    outcome.set(e);
+                } finally {
+                    done.countDown();
+                }
             }
         });
+        if (!done.await(Math.min(timeoutMs, 10000), TimeUnit.MILLISECONDS)) {
+            throw new RelayException(RelayException.TIMEOUT, "the relay's main thread did not"
+                    + " start " + component + " in time; nothing is known to have launched");
+        }
+        Object o = outcome.get();
+        if (o instanceof RuntimeException) {
+            throw ActivityStarts.startFailed((RuntimeException) o, component);
+        }
+        if (!Boolean.TRUE.equals(o)) {
+            throw ActivityStarts.needsForeground(what, component);
+        }
     }
 }

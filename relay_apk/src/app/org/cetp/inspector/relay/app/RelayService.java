@@ -69,9 +69,16 @@ public final class RelayService extends Service {
         try {
             Compat.startForeground(this, NOTIFICATION_ID, n);
         } catch (RuntimeException e) {
-            // e.g. ForegroundServiceStartNotAllowedException when not started by shell or our
-            // activity: keep serving, Android may stop us sooner
-            Log.w(TAG, "could not enter the foreground: " + e);
+            // e.g. ForegroundServiceStartNotAllowedException (12+) or a SecurityException for a
+            // missing FOREGROUND_SERVICE_* permission. We were started with
+            // startForegroundService, so running on without startForeground ends in an ANR
+            // (8-11) or ForegroundServiceDidNotStartInTimeException (12+) about 10 s later
+            // (ActiveServices.serviceForegroundTimeout): stop now and say why instead.
+            Log.e(TAG, "could not enter the foreground, stopping the relay service: " + e
+                    + " (start it from adb shell or the relay screen; see docs/relay-apk.md)");
+            stopSession();
+            stopSelf();
+            return START_NOT_STICKY;
         }
         if (intent == null || ACTION_STOP.equals(intent.getAction())) {
             stopSession();

@@ -8,12 +8,12 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -40,7 +40,13 @@ public final class Connection implements Runnable {
     private final Object writeLock = new Object();
     private final Map<Long, Request> inFlight = new HashMap<Long, Request>();
     private final AtomicBoolean closed = new AtomicBoolean();
-    private final ExecutorService workers;
+    private final ThreadPoolExecutor workers;
+    /**
+     * Requests holding a slot: admitted and whose threads (the request's worker and any IPC
+     * call it started) have not all ended yet. A cancelled or timed-out request keeps its slot
+     * until then, so a provider that never returns cannot make the relay spawn more threads.
+     */
+    private final AtomicInteger slots = new AtomicInteger();
     private boolean wantsEvents;
     private volatile Runnable onAuthenticated;
     private volatile int helloTimeoutMs = Limits.HELLO_TIMEOUT_MS;
@@ -75,16 +81,12 @@ public final class Connection implements Runnable {
         this.events = events;
         this.log = log;
         this.handles = new HandleTable(dispatcher.platform());
-        this.workers = Executors.newCachedThreadPool(new ThreadFactory() {
-            private int n;
-
-            @Override
-            public synchronized Thread newThread(Runnable r) {
-                Thread t = new Thread(r, "relay-request-" + (++n));
-                t.setDaemon(true);
-                return t;
-            }
-        });
+        // at most MAX_IN_FLIGHT threads, idle ones end after 30 s; admission is bounded by
+        // `slots`, so the queue only ever holds a task for the moment a thread frees up
+        this.workers = new ThreadPoolExecutor(Limits.MAX_IN_FLIGHT, Limits.MAX_IN_FLIGHT, 30,
+                TimeUnit.SECONDS, new LinkedBlockingQueue<Runnable>(),
+                DaemonThreads.named("relay-request-"));
+        this.workers.allowCoreThreadTimeOut(true);
     }
 
     /**
@@ -154,7 +156,7 @@ public final class Connection implements Runnable {
      * except a broken frame carries the hello's request id and closes the connection.
      */
     private boolean handshake() throws IOException {
-        Frame f = FrameCodec.read(in);
+        Frame f = FrameCodec.read(in, Limits.MAX_HELLO_PAYLOAD);
         if (f == null || !helloState.compareAndSet(HELLO_PENDING, HELLO_RECEIVED)) {
             return false; // peer gone, or the hello timer already answered
         }
@@ -269,24 +271,48 @@ public final class Connection implements Runnable {
         }
         final Request r;
         synchronized (inFlight) {
-            if (inFlight.size() >= Limits.MAX_IN_FLIGHT) {
+            if (slots.get() >= Limits.MAX_IN_FLIGHT) {
                 r = null;
             } else {
+                slots.incrementAndGet();
                 r = new Request(f.requestId);
                 inFlight.put(f.requestId, r);
             }
         }
         if (r == null) {
             sendError(f.requestId, new RelayException(RelayException.BUSY, "already "
-                    + Limits.MAX_IN_FLIGHT + " requests in flight; wait for some to finish"));
+                    + Limits.MAX_IN_FLIGHT + " requests running on this connection (a cancelled"
+                    + " or timed-out request keeps its slot until the provider returns); wait"
+                    + " for some to finish"));
             return;
         }
-        r.thread = workers.submit(new Runnable() {
-            @Override
-            public void run() {
-                r.execute(op, args);
-            }
-        });
+        final Runnable workerDone = r.holdSlot();
+        // cancel interrupts through the FutureTask; the pool runs a plain Runnable nobody can
+        // cancel before it starts, so the slot is given back in every case
+        final java.util.concurrent.FutureTask<Void> task = new java.util.concurrent.FutureTask<Void>(
+                new Runnable() {
+                    @Override
+                    public void run() {
+                        r.execute(op, args);
+                    }
+                }, null);
+        r.thread = task;
+        try {
+            workers.execute(new Runnable() {
+                @Override
+                public void run() {
+                    try {
+                        task.run();
+                    } finally {
+                        workerDone.run();
+                    }
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            workerDone.run(); // the connection is closing
+            r.finishSilently();
+        }
+        r.releaseInitialHold();
     }
 
     private void cancel(long requestId) {
@@ -308,6 +334,9 @@ public final class Connection implements Runnable {
             send(Frame.value(Frame.EVENT, 0, event));
         } catch (IOException e) {
             close();
+        } catch (RuntimeException e) {
+            // an event over the frame maximum (or unencodable): drop it, never the caller's thread
+            log.info("event dropped: " + Errors.describe(e));
         }
     }
 
@@ -374,6 +403,8 @@ public final class Connection implements Runnable {
     private final class Request implements RequestContext {
         final long id;
         final AtomicBoolean finished = new AtomicBoolean();
+        /** Threads still working for this request, plus 1 while it is being admitted. */
+        private final AtomicInteger holds = new AtomicInteger(1);
         volatile boolean cancelled;
         volatile java.util.concurrent.Future<?> thread;
         private final List<Closeable> cancelHooks = new ArrayList<Closeable>();
@@ -396,6 +427,15 @@ public final class Connection implements Runnable {
         }
 
         private void finish(Frame f) {
+            if (f.payload.length > FrameCodec.MAX_FRAME_PAYLOAD) {
+                // never drop an oversized reply silently: the client would wait out its timeout
+                f = Frame.value(Frame.ERROR, id, new RelayException(RelayException.TOO_LARGE,
+                        "the reply has " + f.payload.length + " bytes, more than the frame"
+                                + " maximum " + FrameCodec.MAX_FRAME_PAYLOAD + "; ask for less (a"
+                                + " provider should return large results as a file)",
+                        new TypedBundle().put("size", (long) f.payload.length)
+                                .put("max_bytes", (long) FrameCodec.MAX_FRAME_PAYLOAD)).toBundle());
+            }
             if (finished.compareAndSet(false, true)) {
                 synchronized (inFlight) {
                     inFlight.remove(id);
@@ -408,7 +448,35 @@ public final class Connection implements Runnable {
             }
         }
 
-        private void finishSilently() {
+        /**
+         * One more thread works for this request; run the returned Runnable (once) when it
+         * ends. The connection's slot is freed when the last holder ends.
+         */
+        @Override
+        public Runnable holdSlot() {
+            holds.incrementAndGet();
+            final AtomicBoolean released = new AtomicBoolean();
+            return new Runnable() {
+                @Override
+                public void run() {
+                    if (released.compareAndSet(false, true)) {
+                        release();
+                    }
+                }
+            };
+        }
+
+        void releaseInitialHold() {
+            release();
+        }
+
+        private void release() {
+            if (holds.decrementAndGet() == 0) {
+                slots.decrementAndGet();
+            }
+        }
+
+        void finishSilently() {
             if (finished.compareAndSet(false, true)) {
                 synchronized (inFlight) {
                     inFlight.remove(id);

@@ -5,10 +5,10 @@ import java.io.IOException;
 import java.security.MessageDigest;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
@@ -24,19 +24,19 @@ public final class Dispatcher {
         "bind_transact", "broadcast", "start_activity", "read_resource", "wake_provider",
     };
     private final Platform platform;
-    private final ExecutorService ipc = Executors.newCachedThreadPool(new ThreadFactory() {
-        private int n;
-
-        @Override
-        public synchronized Thread newThread(Runnable r) {
-            Thread t = new Thread(r, "relay-ipc-" + (++n));
-            t.setDaemon(true);
-            return t;
-        }
-    });
+    /**
+     * Platform calls, at most {@link Limits#MAX_IPC_CALLS} threads (idle ones end after 30 s).
+     * {@link #ipcSlots} admits a call only when a thread is free, so the queue stays empty.
+     */
+    private final ThreadPoolExecutor ipc = new ThreadPoolExecutor(Limits.MAX_IPC_CALLS,
+            Limits.MAX_IPC_CALLS, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<Runnable>(),
+            DaemonThreads.named("relay-ipc-"));
+    /** Free IPC threads; taken when a call starts, given back when its thread really ends. */
+    private final Semaphore ipcSlots = new Semaphore(Limits.MAX_IPC_CALLS);
 
     public Dispatcher(Platform platform) {
         this.platform = platform;
+        ipc.allowCoreThreadTimeOut(true);
     }
 
     public Platform platform() {
@@ -61,7 +61,7 @@ public final class Dispatcher {
     /** The hello result (docs/relay-protocol.md §3). */
     public TypedBundle helloResult() {
         Platform.Identity id = platform.identity();
-        return new TypedBundle()
+        TypedBundle hello = new TypedBundle()
                 .put("protocol_version", Limits.PROTOCOL_VERSION)
                 .put("relay_version_code", id.versionCode)
                 .put("relay_version_name", id.versionName)
@@ -70,6 +70,13 @@ public final class Dispatcher {
                 .put("caller_uid", id.callerUid)
                 .put("caller_cert_sha256", id.callerCertSha256)
                 .put("device", id.device);
+        // optional (added in versionCode 3): what the relay may do, so the desktop can say
+        // why a provider answers SECURITY (e.g. ACCESS_TOOLS defined after the relay install)
+        if (id.requestedPermissions != null && id.heldPermissions != null) {
+            hello.put("requested_permissions", id.requestedPermissions.clone())
+                    .put("held_permissions", id.heldPermissions.clone());
+        }
+        return hello;
     }
 
     /**
@@ -86,7 +93,7 @@ public final class Dispatcher {
                 return new TypedBundle().put("time_ms", System.currentTimeMillis());
             } else if ("discover".equals(op)) {
                 final String pkg = a.optString("package");
-                TypedBundle[] records = bounded(op, timeout,
+                TypedBundle[] records = bounded(op, timeout, ctx,
                         new Callable<TypedBundle[]>() {
                             @Override
                             public TypedBundle[] call() throws Exception {
@@ -99,7 +106,7 @@ public final class Dispatcher {
                 final String method = a.string("method");
                 final String arg = a.optString("arg");
                 final TypedBundle extras = a.optBundle("extras");
-                TypedBundle reply = bounded(op, timeout, new Callable<TypedBundle>() {
+                TypedBundle reply = bounded(op, timeout, ctx, new Callable<TypedBundle>() {
                     @Override
                     public TypedBundle call() throws Exception {
                         return platform.call(authority, method, arg, extras, timeout,
@@ -112,22 +119,36 @@ public final class Dispatcher {
             } else if ("close_handle".equals(op)) {
                 return new TypedBundle().put("closed", ctx.handles().close(a.string("handle")));
             } else if ("launch_pending_intent".equals(op)) {
-                final Object pi = ctx.handles().get(a.string("handle"));
-                Platform.ActivityResult r = bounded(op, timeout,
-                        new Callable<Platform.ActivityResult>() {
-                            @Override
-                            public Platform.ActivityResult call() throws Exception {
-                                return platform.launchPendingIntent(pi, timeout);
-                            }
-                        });
-                return new TypedBundle().put("result_code", r.resultCode).put("data", r.data);
+                final String handle = a.string("handle");
+                final Object pi = ctx.handles().get(handle);
+                Platform.ActivityResult r;
+                try {
+                    r = bounded(op, timeout, ctx, new Callable<Platform.ActivityResult>() {
+                        @Override
+                        public Platform.ActivityResult call() throws Exception {
+                            return platform.launchPendingIntent(pi, timeout);
+                        }
+                    });
+                } catch (RelayException e) {
+                    if (PendingIntents.isCancelled(e)) {
+                        ctx.handles().close(handle); // dead for good: make the caller re-resolve
+                    }
+                    throw e;
+                }
+                TypedBundle out = new TypedBundle().put("result_code", r.resultCode)
+                        .put("data", r.data);
+                if (r.outcome != null) {
+                    out.put("outcome", r.outcome).put("elapsed_ms", r.elapsedMs)
+                            .put("detail", PendingIntents.describe(r.outcome, r.elapsedMs));
+                }
+                return out;
             } else if ("bind_transact".equals(op)) {
                 final String pkg = a.string("package");
                 final String action = a.string("action");
                 final String descriptor = a.string("descriptor");
                 final int code = a.integer("code");
                 final String[] strings = a.strings("strings");
-                Platform.TransactResult r = bounded(op, timeout,
+                Platform.TransactResult r = bounded(op, timeout, ctx,
                         new Callable<Platform.TransactResult>() {
                             @Override
                             public Platform.TransactResult call() throws Exception {
@@ -140,23 +161,35 @@ public final class Dispatcher {
                 final String pkg = a.string("package");
                 final String action = a.string("action");
                 final TypedBundle extras = a.optBundle("extras");
-                final String replyAction = a.string("reply_action");
+                // the extension answers on whatever action it is given: make it unguessable
+                final String replyAction = Broadcasts.replyAction(a.string("reply_action"));
+                final boolean includeStopped = a.bool("include_stopped", false);
                 // the platform reports a missing reply as timed_out; allow it a margin
-                Platform.BroadcastResult r = bounded(op, timeout + 5000,
+                Platform.BroadcastResult r = bounded(op, timeout + 5000, ctx,
                         new Callable<Platform.BroadcastResult>() {
                             @Override
                             public Platform.BroadcastResult call() throws Exception {
                                 return platform.broadcast(pkg, action,
                                         extras == null ? new TypedBundle() : extras,
-                                        replyAction, timeout);
+                                        replyAction, includeStopped, timeout);
                             }
                         });
-                return new TypedBundle().put("reply", r.reply).put("timed_out", r.timedOut);
+                TypedBundle out = new TypedBundle().put("reply", r.reply)
+                        .put("timed_out", r.timedOut).put("reply_action", replyAction)
+                        .put("include_stopped", includeStopped);
+                if (r.targetStopped != null) {
+                    out.put("target_stopped", r.targetStopped.booleanValue());
+                }
+                if (r.timedOut) {
+                    out.put("detail", Broadcasts.explainTimeout(r.targetStopped, includeStopped,
+                            timeout));
+                }
+                return out;
             } else if ("start_activity".equals(op)) {
                 final String pkg = a.string("package");
                 final String action = a.string("action");
                 final TypedBundle extras = a.optBundle("extras");
-                Platform.ActivityStart r = bounded(op, timeout,
+                Platform.ActivityStart r = bounded(op, timeout, ctx,
                         new Callable<Platform.ActivityStart>() {
                             @Override
                             public Platform.ActivityStart call() throws Exception {
@@ -173,7 +206,7 @@ public final class Dispatcher {
                     throw new RelayException(RelayException.BAD_ARGS, op + ": max_bytes must be 1 … "
                             + Limits.MAX_RESOURCE_BYTES + ", got " + max);
                 }
-                Platform.ResourceData r = bounded(op, timeout,
+                Platform.ResourceData r = bounded(op, timeout, ctx,
                         new Callable<Platform.ResourceData>() {
                             @Override
                             public Platform.ResourceData call() throws Exception {
@@ -193,7 +226,7 @@ public final class Dispatcher {
                     throw new RelayException(RelayException.BAD_ARGS,
                             op + ": mode must be \"acquire\" or \"launch\", got \"" + mode + "\"");
                 }
-                Platform.WakeResult r = bounded(op, timeout, new Callable<Platform.WakeResult>() {
+                Platform.WakeResult r = bounded(op, timeout, ctx, new Callable<Platform.WakeResult>() {
                     @Override
                     public Platform.WakeResult call() throws Exception {
                         return platform.wakeProvider(authority, pkg, mode, timeout);
@@ -212,9 +245,39 @@ public final class Dispatcher {
                 + op + "'");
     }
 
-    /** Runs a platform call on an IPC thread and gives up after {@code timeoutMs}. */
-    <T> T bounded(String op, int timeoutMs, Callable<T> task) throws RelayException {
-        Future<T> f = ipc.submit(task);
+    /**
+     * Runs a platform call on an IPC thread and gives up after {@code timeoutMs}. Giving up
+     * does not end the call (a binder transaction ignores interrupts): its IPC thread and the
+     * request's slot on its connection stay taken until the platform returns.
+     */
+    <T> T bounded(String op, int timeoutMs, RequestContext ctx, final Callable<T> task)
+            throws RelayException {
+        if (!ipcSlots.tryAcquire()) {
+            throw new RelayException(RelayException.BUSY, "the relay already runs "
+                    + Limits.MAX_IPC_CALLS + " platform calls (timed-out or cancelled calls keep"
+                    + " theirs until the provider returns); retry later");
+        }
+        final Runnable slotDone = ctx.holdSlot();
+        // the pool runs a plain Runnable, which nobody can cancel before it starts: the slots
+        // are given back whether the call ran, was cancelled first, or is still stuck
+        final FutureTask<T> f = new FutureTask<T>(task);
+        try {
+            ipc.execute(new Runnable() {
+                @Override
+                public void run() {
+                    try {
+                        f.run();
+                    } finally {
+                        ipcSlots.release();
+                        slotDone.run();
+                    }
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            ipcSlots.release();
+            slotDone.run();
+            throw new RelayException(RelayException.CANCELLED, "the relay is shutting down");
+        }
         try {
             return f.get(timeoutMs, TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {

@@ -4,11 +4,14 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.util.Arrays;
 
 /**
  * Reads and writes frames: magic "CETR", version 1, type, flags 0, request id, length,
  * payload. Reads are read-fully loops and check the header before touching the payload,
- * so an oversized announcement never allocates.
+ * so an oversized announcement never allocates; a sound announcement is not trusted either:
+ * the payload buffer grows with the bytes that really arrive ({@link #ALLOCATION_STEP} at a
+ * time), so headers announcing 1 MiB that are never followed by data cost nothing.
  */
 public final class FrameCodec {
     public static final byte[] MAGIC = {0x43, 0x45, 0x54, 0x52};
@@ -16,6 +19,8 @@ public final class FrameCodec {
     public static final int HEADER_SIZE = 16;
     public static final int MAX_FRAME_PAYLOAD = 1048576;
     public static final int MAX_CHUNK = 262144;
+    /** The payload buffer starts at most this big and at most doubles per read. */
+    public static final int ALLOCATION_STEP = 65536;
 
     private FrameCodec() {
     }
@@ -63,6 +68,15 @@ public final class FrameCodec {
 
     /** Returns the next frame, or null on a clean end of stream between frames. */
     public static Frame read(InputStream in) throws IOException {
+        return read(in, MAX_FRAME_PAYLOAD);
+    }
+
+    /**
+     * Like {@link #read(InputStream)} with a lower payload bound {@code maxPayload} (the
+     * connection uses {@link Limits#MAX_HELLO_PAYLOAD} before the hello): a larger
+     * announcement is BAD_FRAME from its header alone.
+     */
+    public static Frame read(InputStream in, int maxPayload) throws IOException {
         byte[] h = new byte[HEADER_SIZE];
         int got = readFully(in, h, 0, HEADER_SIZE);
         if (got == 0) {
@@ -71,10 +85,14 @@ public final class FrameCodec {
         if (got < HEADER_SIZE) {
             throw new BadFrameException("BAD_FRAME", "truncated frame header (" + got + " bytes)");
         }
-        return readAfterHeader(in, h);
+        return readAfterHeader(in, h, maxPayload);
     }
 
     static Frame readAfterHeader(InputStream in, byte[] h) throws IOException {
+        return readAfterHeader(in, h, MAX_FRAME_PAYLOAD);
+    }
+
+    static Frame readAfterHeader(InputStream in, byte[] h, int maxPayload) throws IOException {
         for (int i = 0; i < 4; i++) {
             if (h[i] != MAGIC[i]) {
                 throw new BadFrameException("BAD_FRAME", "bad frame magic");
@@ -93,6 +111,10 @@ public final class FrameCodec {
             throw new BadFrameException("BAD_FRAME", "frame announces " + length
                     + " payload bytes, maximum is " + MAX_FRAME_PAYLOAD);
         }
+        if (length > maxPayload) {
+            throw new BadFrameException("BAD_FRAME", "frame announces " + length
+                    + " payload bytes, maximum before the hello is " + maxPayload);
+        }
         if (type < Frame.REQUEST || type > Frame.CANCEL) {
             throw new BadFrameException("BAD_FRAME", "unknown frame type " + type);
         }
@@ -108,12 +130,27 @@ public final class FrameCodec {
             throw new BadFrameException("BAD_FRAME", "EVENT frames use request id 0, got "
                     + requestId);
         }
-        byte[] payload = new byte[(int) length];
-        int got = readFully(in, payload, 0, payload.length);
-        if (got < payload.length) {
-            throw new EOFException("connection closed inside a frame (truncated frame)");
+        return new Frame(type, requestId, readPayload(in, (int) length));
+    }
+
+    /**
+     * Reads exactly {@code length} bytes, growing the buffer only as bytes arrive: a peer
+     * that announces a large payload and sends nothing holds at most {@link #ALLOCATION_STEP}.
+     */
+    static byte[] readPayload(InputStream in, int length) throws IOException {
+        byte[] buf = new byte[Math.min(length, ALLOCATION_STEP)];
+        int total = 0;
+        while (total < length) {
+            if (total == buf.length) {
+                buf = Arrays.copyOf(buf, (int) Math.min((long) length, 2L * buf.length));
+            }
+            int n = in.read(buf, total, buf.length - total);
+            if (n < 0) {
+                throw new EOFException("connection closed inside a frame (truncated frame)");
+            }
+            total += n;
         }
-        return new Frame(type, requestId, payload);
+        return buf;
     }
 
     /** Reads until {@code len} bytes or end of stream; returns the count read. */

@@ -15,6 +15,18 @@ public final class Limits {
     public static final long MAX_READ_BYTES = 1L << 31;
     /** read_resource bound. */
     public static final int MAX_RESOURCE_BYTES = 4 * 1048576;
+    /**
+     * Largest frame payload accepted before the hello succeeded: a hello is a few hundred
+     * bytes, so an unauthenticated peer cannot make the relay hold 1 MiB per connection.
+     */
+    public static final int MAX_HELLO_PAYLOAD = 8192;
+    /**
+     * Platform calls running at once across all connections (the dispatcher's IPC threads).
+     * A call that timed out or was cancelled keeps its thread until the provider returns
+     * (binder calls cannot be interrupted), so this bounds the relay's threads; beyond it new
+     * requests get BUSY.
+     */
+    public static final int MAX_IPC_CALLS = 96;
     /** A client must send its hello within this time. */
     public static final int HELLO_TIMEOUT_MS = 10000;
     /**

@@ -29,8 +29,12 @@ public interface Platform {
     TransactResult bindTransact(String pkg, String action, String descriptor, int code,
                                 String[] strings, int timeoutMs) throws Exception;
 
+    /**
+     * Sends {@code action} to {@code pkg} (with FLAG_INCLUDE_STOPPED_PACKAGES when
+     * {@code includeStopped}) and waits for one broadcast on {@code replyAction}.
+     */
     BroadcastResult broadcast(String pkg, String action, TypedBundle extras, String replyAction,
-                              int timeoutMs) throws Exception;
+                              boolean includeStopped, int timeoutMs) throws Exception;
 
     ActivityStart startActivity(String pkg, String action, TypedBundle extras) throws Exception;
 
@@ -56,9 +60,22 @@ public interface Platform {
         public final int versionCode;
         public final String versionName;
         public final TypedBundle device;
+        /** Permissions the relay's manifest requests; null when the platform cannot tell. */
+        public final String[] requestedPermissions;
+        /** Those of them the relay holds now (checkSelfPermission); null when unknown. */
+        public final String[] heldPermissions;
 
         public Identity(String callerPackage, int callerUid, String[] callerCertSha256,
                         int versionCode, String versionName, TypedBundle device) {
+            this(callerPackage, callerUid, callerCertSha256, versionCode, versionName, device,
+                    null, null);
+        }
+
+        public Identity(String callerPackage, int callerUid, String[] callerCertSha256,
+                        int versionCode, String versionName, TypedBundle device,
+                        String[] requestedPermissions, String[] heldPermissions) {
+            this.requestedPermissions = requestedPermissions;
+            this.heldPermissions = heldPermissions;
             this.callerPackage = callerPackage;
             this.callerUid = callerUid;
             this.callerCertSha256 = callerCertSha256;
@@ -90,10 +107,20 @@ public interface Platform {
     final class ActivityResult {
         public final int resultCode;
         public final TypedBundle data;
+        /** {@link PendingIntents} outcome; null when the platform cannot tell. */
+        public final String outcome;
+        /** Time from launch to result; -1 when not measured. */
+        public final long elapsedMs;
 
         public ActivityResult(int resultCode, TypedBundle data) {
+            this(resultCode, data, null, -1);
+        }
+
+        public ActivityResult(int resultCode, TypedBundle data, String outcome, long elapsedMs) {
             this.resultCode = resultCode;
             this.data = data;
+            this.outcome = outcome;
+            this.elapsedMs = elapsedMs;
         }
     }
 
@@ -111,10 +138,17 @@ public interface Platform {
     final class BroadcastResult {
         public final TypedBundle reply;
         public final boolean timedOut;
+        /** ApplicationInfo.FLAG_STOPPED of the target when sent; null when unknown. */
+        public final Boolean targetStopped;
 
         public BroadcastResult(TypedBundle reply, boolean timedOut) {
+            this(reply, timedOut, null);
+        }
+
+        public BroadcastResult(TypedBundle reply, boolean timedOut, Boolean targetStopped) {
             this.reply = reply;
             this.timedOut = timedOut;
+            this.targetStopped = targetStopped;
         }
     }
 

@@ -17,6 +17,11 @@ public class RelayException extends Exception {
     public static final String CANCELLED = "CANCELLED";
     public static final String BUSY = "BUSY";
     public static final String INTERNAL = "INTERNAL";
+    /**
+     * An activity start needs the relay's own activity resumed (Android 10+ drops background
+     * activity starts silently); the desktop brings it forward with {@code am start} and retries.
+     */
+    public static final String NEEDS_FOREGROUND = "NEEDS_FOREGROUND";
 
     public final String code;
     public final TypedBundle details;

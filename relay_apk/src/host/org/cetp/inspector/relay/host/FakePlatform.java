@@ -64,6 +64,7 @@ public final class FakePlatform implements Platform {
 
     public FakePlatform(Config config) {
         this.config = config;
+        this.heldPermissions = heldFrom(config.relayGranted);
     }
 
     /** force-stop: the package is stopped until one of its components is started. */
@@ -91,6 +92,33 @@ public final class FakePlatform implements Platform {
             + "\"risk\":\"low\",\"idempotent\":true,\"confirmation\":\"never\"}";
 
     private volatile EventListener listener;
+    /** What the relay manifest requests (relay_apk/AndroidManifest.xml), all held by default. */
+    public static final String[] REQUESTED_PERMISSIONS = {
+        "android.permission.QUERY_ALL_PACKAGES", "android.permission.FOREGROUND_SERVICE",
+        "android.permission.FOREGROUND_SERVICE_DATA_SYNC", "android.permission.POST_NOTIFICATIONS",
+        "android.permission.SYSTEM_ALERT_WINDOW", "com.clawseed.permission.ACCESS_TOOLS",
+    };
+    /** What the hello reports as held: the requested ones less normal ones not granted. */
+    private volatile String[] heldPermissions;
+
+    /**
+     * Which permissions the relay holds (HostMain --held-permissions): the hello reports them
+     * and the provider rules enforce them, so the two never disagree.
+     */
+    public void setHeldPermissions(String[] held) {
+        heldPermissions = held.clone();
+        config.relayGranted = new HashSet<String>(Arrays.asList(held));
+    }
+
+    private static String[] heldFrom(Set<String> granted) {
+        java.util.List<String> held = new java.util.ArrayList<String>();
+        for (String p : REQUESTED_PERMISSIONS) {
+            if (granted.contains(p) || !SHIPPED_RELAY_GRANTS.contains(p)) {
+                held.add(p);
+            }
+        }
+        return held.toArray(new String[0]);
+    }
 
     private static byte[] largeFile() {
         byte[] b = new byte[300000];
@@ -124,7 +152,8 @@ public final class FakePlatform implements Platform {
                 .put("model", "Host JVM relay").put("sdk_int", config.api).put("release", release(config.api))
                 .put("abi", System.getProperty("os.arch"));
         return new Identity(RELAY_PACKAGE, RELAY_UID,
-                new String[] {Digests.sha256Hex(Utf8.encode("host-relay-cert"))}, 1, "host", device);
+                new String[] {Digests.sha256Hex(Utf8.encode("host-relay-cert"))}, 1, "host", device,
+                REQUESTED_PERMISSIONS.clone(), heldPermissions.clone());
     }
 
     private static String release(int api) {
@@ -262,6 +291,18 @@ public final class FakePlatform implements Platform {
             Thread.sleep(timeoutMs + 10000L);
             return success("{}");
         }
+        if ("stuck".equals(method)) {
+            // a binder call ignores interrupts: block for `arg` ms whatever happens
+            long end = System.currentTimeMillis() + Long.parseLong(arg == null ? "3000" : arg);
+            for (long left; (left = end - System.currentTimeMillis()) > 0; ) {
+                try {
+                    Thread.sleep(left);
+                } catch (InterruptedException ignored) {
+                    // like a transaction in flight: keep waiting
+                }
+            }
+            return success("{}");
+        }
         if ("emit_package_event".equals(method)) {
             EventListener l = listener;
             if (l != null) {
@@ -355,13 +396,8 @@ public final class FakePlatform implements Platform {
 
     @Override
     public BroadcastResult broadcast(String pkg, String action, TypedBundle extras,
-                                     String replyAction, int timeoutMs) {
-        return broadcast(pkg, action, extras, replyAction, timeoutMs, false);
-    }
-
-    /** A broadcast, optionally with FLAG_INCLUDE_STOPPED_PACKAGES (rule stopped_package_broadcast). */
-    public BroadcastResult broadcast(String pkg, String action, TypedBundle extras,
-                                     String replyAction, int timeoutMs, boolean includeStopped) {
+                                     String replyAction, boolean includeStopped, int timeoutMs) {
+        // rule stopped_package_broadcast: FLAG_INCLUDE_STOPPED_PACKAGES reaches stopped apps
         if (!EXTENSION_PACKAGE.equals(pkg)
                 || !AndroidRules.broadcastDelivered(stopped.contains(pkg), includeStopped)) {
             return new BroadcastResult(null, true);

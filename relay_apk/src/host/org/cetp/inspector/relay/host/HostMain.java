@@ -24,6 +24,9 @@ import org.cetp.inspector.relay.core.Utf8;
  * see). Prints {@code LISTENING <port>} once ready.
  */
 public final class HostMain {
+    /** Pending connections the kernel queues; 16 made 500 connections take 28 s (SYN retries). */
+    static final int ACCEPT_BACKLOG = 512;
+
     private HostMain() {
     }
 
@@ -32,6 +35,7 @@ public final class HostMain {
         int helloTimeout = Limits.HELLO_TIMEOUT_MS;
         FakePlatform.Config config = new FakePlatform.Config();
         java.util.Set<String> granted = new java.util.HashSet<String>(config.relayGranted);
+        String[] held = null;
         for (int i = 0; i < argv.length; i++) {
             if ("--port".equals(argv[i]) && i + 1 < argv.length) {
                 port = Integer.parseInt(argv[++i]);
@@ -41,9 +45,12 @@ public final class HostMain {
                 config.api = Integer.parseInt(argv[++i]);
             } else if ("--without-permission".equals(argv[i]) && i + 1 < argv.length) {
                 granted.remove(argv[++i]);  // play a relay whose manifest lacks it
+            } else if ("--held-permissions".equals(argv[i]) && i + 1 < argv.length) {
+                String list = argv[++i]; // comma-separated; empty: the relay holds none
+                held = list.isEmpty() ? new String[0] : list.split(",");
             } else {
                 System.err.println("usage: HostMain [--port N] [--hello-timeout-ms N] "
-                        + "[--android-api N] [--without-permission P]..."
+                        + "[--android-api N] [--without-permission P]... [--held-permissions P1,P2]"
                         + "   (token in $RELAY_TOKEN)");
                 System.exit(2);
             }
@@ -57,6 +64,9 @@ public final class HostMain {
         final byte[] tokenBytes = Utf8.encode(token);
         config.relayGranted = granted;
         final FakePlatform platform = new FakePlatform(config);
+        if (held != null) {
+            platform.setHeldPermissions(held);
+        }
         final Dispatcher dispatcher = new Dispatcher(platform);
         final EventHub hub = new EventHub();
         platform.setEventListener(hub);
@@ -66,7 +76,8 @@ public final class HostMain {
                 System.err.println("relay: " + message);
             }
         };
-        ServerSocket server = new ServerSocket(port, 16, InetAddress.getByName("127.0.0.1"));
+        ServerSocket server = new ServerSocket(port, ACCEPT_BACKLOG,
+                InetAddress.getByName("127.0.0.1"));
         System.out.println("LISTENING " + server.getLocalPort());
         System.out.flush();
         while (true) {
