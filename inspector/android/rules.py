@@ -154,8 +154,8 @@ RULES: tuple[Rule, ...] = (
         id="null_binding",
         title="a service returning null from onBind",
         effect="from API 28 ServiceConnection.onNullBinding fires and the relay answers "
-        "IPC_FAILED at once; before 28 no callback comes and the bind waits out its "
-        "timeout (TIMEOUT)",
+        "IPC_FAILED at once; before 28 no callback comes, the bind waits out its "
+        "timeout and the relay answers IPC_FAILED naming a likely null binding",
         source="android.content.ServiceConnection.onNullBinding (added API 28); "
         "frameworks/base core/java/android/app/LoadedApk.java ServiceDispatcher.doConnected",
     ),
@@ -493,13 +493,15 @@ def force_stop_cancels_pending_intents(api: int) -> bool:
 def null_binding(api: int, timeout_ms: int) -> Verdict:
     """A bound service returned null from onBind (rule null_binding): from API 28
     onNullBinding lets the relay answer at once; before 28 nothing is called back, so the
-    bind looks like a service that never connects and ends in TIMEOUT."""
+    bind looks like a service that never connects: after the timeout the relay (core
+    Bindings.noConnection) answers IPC_FAILED naming a likely null binding, not a bare TIMEOUT."""
     if api >= 28:
         return _blocked("null_binding", IPC_FAILED,
                         "the service returned no binder (onNullBinding)")
-    return _blocked("null_binding", TIMEOUT,
-                    f"the service did not connect within {timeout_ms} ms (it returned a null "
-                    "binder; onNullBinding does not exist before API 28)")
+    return _blocked("null_binding", IPC_FAILED,
+                    f"the service was bound but never connected within {timeout_ms} ms; before "
+                    "Android 9 a null binder looks exactly like this (there is no onNullBinding "
+                    "callback), so it most likely offers no binder")
 
 
 def andyclaw_required_permissions(

@@ -34,6 +34,8 @@ def provider_doc(d: CetpDeclaration) -> dict[str, Any]:
         "stack": STACK_LABEL.get(d.stack, d.stack),
         "exported": d.exported,
         "permission": d.permission,
+        # what Android enforces on ContentResolver.call (the relay must hold it)
+        "provider_permission": d.provider.permission if d.provider else None,
         "uid": d.uid,
         "version_code": d.version_code,
         "same_package": d.same_package,
@@ -111,7 +113,8 @@ async def cmd_providers(ctx: Ctx) -> int:
         line("no CETP providers found on this device", ctx.out)
         return ExitCode.OK
     table([[d.package, d.authority or "-", STACK_LABEL.get(d.stack, d.stack),
-            "yes" if d.exported else "NO", d.permission or "-",
+            "yes" if d.exported else "NO",
+            (d.provider.permission if d.provider else None) or d.permission or "-",
             f"{len(d.problems)} problem(s)" if d.problems else ""] for d in providers],
           ["PACKAGE", "AUTHORITY", "VERSIONS", "EXPORTED", "PERMISSION", ""], ctx.out)
     for d in providers:

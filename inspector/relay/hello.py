@@ -117,8 +117,14 @@ def permission_problems(info: HelloInfo) -> list[str]:
     relay may be missing (reported against PackageManagerService behaviour, version-dependent:
     nextcloud/Android-SingleSignOn#27); reinstalling the relay grants it.
     """
+    from inspector.android.rules import PLATFORM_PERMISSIONS
+
+    sdk = info.device.get("sdk_int")
     out = []
     for p in info.missing_permissions:
+        d = PLATFORM_PERMISSIONS.get(p)
+        if d is not None and isinstance(sdk, int) and sdk < d.min_api:
+            continue  # the permission does not exist on this Android version
         if p == ACCESS_TOOLS:
             out.append(f"{ACCESS_TOOLS} not granted to the relay — provider installed after the "
                        f"relay? Reinstall the relay: adb uninstall {RELAY_PACKAGE}, then connect "

@@ -131,6 +131,20 @@ class AndroidPlatform:
     def granted(self, package: str) -> frozenset[str]:
         return frozenset(g.permission for g in self.grants(package) if g.granted)
 
+    def relay_held_permissions(self) -> tuple[str, ...]:
+        """What the relay's hello reports as held (checkSelfPermission on a phone): the
+        install-time grants, plus the runtime/app-op permissions the desktop grants on a
+        phone (`pm install -g`, `appops set`) where the API level has them."""
+        granted = self.granted(self.relay_manifest.package)
+        held = []
+        for name in self.relay_manifest.uses_permissions:
+            d = r.PLATFORM_PERMISSIONS.get(name)
+            granted_by_desktop = (d is not None and d.protection != "normal"
+                                  and self.api >= d.min_api)
+            if name in granted or granted_by_desktop:
+                held.append(name)
+        return tuple(held)
+
     def _manifest_of(self, package: str) -> ManifestFacts | None:
         if package == self.relay_manifest.package:
             return self.relay_manifest

@@ -294,6 +294,8 @@ class VirtualDevice:
                 "android_rules": ",".join(x.id for x in android.rules_in_force()),
                 "granted_permissions": ",".join(sorted(android.granted(RELAY_PACKAGE))),
             },
+            requested_permissions=tuple(android.relay_manifest.uses_permissions),
+            held_permissions=android.relay_held_permissions(),
         )
 
     def connection_opened(self, conn: ServerConnection) -> None:
@@ -587,9 +589,9 @@ class VirtualDevice:
         self.platform().started(package)
         if action in app.null_binding_actions:
             # onBind returned null (rule null_binding): onNullBinding from API 28, else
-            # silence until the bind times out
+            # silence until the bind times out (then a "likely null binding" IPC_FAILED)
             verdict = self.android.null_binding(_int(args, "timeout_ms", 30_000))
-            if verdict.error == TIMEOUT:
+            if self.android.api < 28:
                 await asyncio.sleep(_int(args, "timeout_ms", 30_000) / 1000.0 * 0.9)
             raise self.android.error(verdict)
         ctx = self._ctx(app, conn)

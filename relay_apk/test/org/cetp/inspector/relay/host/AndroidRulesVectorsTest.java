@@ -144,8 +144,9 @@ public class AndroidRulesVectorsTest {
             } catch (RelayException e) {
                 assertBlocked(c, e.code, e.getMessage());
                 long waitedMs = (System.nanoTime() - started) / 1_000_000L;
-                assertEquals((String) c.get("id"), RelayException.TIMEOUT.equals(e.code),
-                        waitedMs >= timeoutMs);
+                // no onNullBinding before API 28: the bind waits out its timeout
+                assertEquals((String) c.get("id"), api(c) < 28,
+                        waitedMs >= timeoutMs * 9L / 10L);
             }
         }
     }

@@ -3,6 +3,7 @@ package org.cetp.inspector.relay.host;
 import java.util.Set;
 
 import org.cetp.inspector.relay.core.RelayException;
+import org.cetp.inspector.relay.core.TypedBundle;
 
 /**
  * The Android rules the host-JVM fake platform enforces, the same as the Python rules layer
@@ -56,15 +57,18 @@ public final class AndroidRules {
     /**
      * Rule null_binding: a service returned null from onBind. ServiceConnection.onNullBinding
      * exists from API 28 (LoadedApk.ServiceDispatcher.doConnected), so the relay answers at
-     * once; before 28 nothing calls back and the bind waits out its timeout.
+     * once; before 28 nothing calls back, so the bind waits out its timeout and the relay
+     * (core Bindings.noConnection) answers IPC_FAILED naming a likely null binding rather than
+     * a bare TIMEOUT.
      */
     public static RelayException nullBinding(int api, int timeoutMs) {
         if (api >= 28) {
             return new RelayException(RelayException.IPC_FAILED,
                     "the service returned no binder (onNullBinding) [Android rule null_binding]");
         }
-        return new RelayException(RelayException.TIMEOUT, "the service did not connect within "
-                + timeoutMs + " ms (it returned a null binder; onNullBinding does not exist before "
-                + "API 28) [Android rule null_binding]");
+        RelayException e = org.cetp.inspector.relay.core.Bindings.noConnection(api,
+                "the service", timeoutMs);
+        return new RelayException(e.code, e.getMessage() + " [Android rule null_binding]",
+                new TypedBundle().put("null_binding", "likely"));
     }
 }

@@ -371,9 +371,10 @@ public final class FakePlatform implements Platform {
         started(pkg);
         if (NULL_BIND_ACTION.equals(action)) {
             RelayException e = AndroidRules.nullBinding(config.api, timeoutMs);
-            if (RelayException.TIMEOUT.equals(e.code)) {
+            if (config.api < org.cetp.inspector.relay.core.Bindings.NULL_BINDING_CALLBACK_API) {
                 try {
-                    Thread.sleep(timeoutMs);
+                    // a little under the request's own deadline, as the relay's bind wait is
+                    Thread.sleep(timeoutMs * 9L / 10L);
                 } catch (InterruptedException ie) {
                     Thread.currentThread().interrupt();
                 }
