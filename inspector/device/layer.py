@@ -6,21 +6,34 @@ The session's `DeviceManager` merges this with the virtual device (serial `virtu
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable
 
 from inspector.device.adb_server import AdbEndpoint
 from inspector.device.devices import AdbDevices, DeviceTracker, Listener
+from inspector.device.diagnostics import Diagnostic, PhoneChecks, gather_checks
 from inspector.device.errors import (
+    DEVICE_BOOTING,
     DEVICE_NOT_FOUND,
     DEVICE_NOT_READY,
     INSTALL_NEEDS_CONFIRMATION,
+    RELAY_START_FAILED,
     RELAY_UNREACHABLE,
     DeviceError,
 )
 from inspector.device.models import DeviceInfo, DeviceState, parse_state
-from inspector.device.relay_lifecycle import InstallOutcome, InstallResult, RelayLifecycle
+from inspector.device.relay_lifecycle import (
+    InstallOutcome,
+    InstallResult,
+    Notify,
+    RelayLifecycle,
+    booting_error,
+)
 from inspector.device.relay_link import ConnectMode, Handshake, RelayLink, relay_client_handshake
+from inspector.device.session_pin import SessionPin
 from inspector.device.shipped_relay import ShippedRelay
 from inspector.relay.api import AUTH_FAILED, RelayApi, RelayError
 from inspector.tasks import Spawner
@@ -29,6 +42,9 @@ log = logging.getLogger(__name__)
 
 # Asked when an upgrade needs an uninstall; gets the explanation, returns the user's answer.
 ConfirmUninstall = Callable[[str], Awaitable[bool]]
+
+# A phone still booting gets this long to finish before the connect gives up.
+BOOT_WAIT_S = 60.0
 
 
 class AdbDeviceLayer:
@@ -42,15 +58,31 @@ class AdbDeviceLayer:
         shipped: ShippedRelay | None = None,
         mode: ConnectMode = ConnectMode.FORWARD,
         handshake: Handshake = relay_client_handshake,
+        notify: Notify | None = None,
     ) -> None:
         self.devices = AdbDevices(endpoint)
         self.tracker = DeviceTracker(self.devices, spawner)
-        self.lifecycle = RelayLifecycle(self.devices, shipped)
+        self.lifecycle = RelayLifecycle(self.devices, shipped, notify=notify)
         self.mode = mode
         self._handshake = handshake
         self.links: dict[str, RelayLink] = {}
         self.last_install: dict[str, InstallOutcome] = {}
-        self.grant_warnings: dict[str, list[str]] = {}
+        #: what the last connect found wrong on each phone (grants refused, locked, …)
+        self.diagnostics: dict[str, list[Diagnostic]] = {}
+        self.pins: dict[str, SessionPin] = {}
+        self.boot_wait_s = BOOT_WAIT_S
+
+    @property
+    def grant_warnings(self) -> dict[str, list[str]]:
+        """Refused grants per phone, as text (older callers)."""
+        return {
+            s: [d.text() for d in ds if d.code == "GRANT_REFUSED"]
+            for s, ds in self.diagnostics.items()
+        }
+
+    def notify(self, text: str) -> None:
+        if self.lifecycle.notify is not None:
+            self.lifecycle.notify(text)
 
     # -- device list ----------------------------------------------------------------------
     def start(self) -> None:
@@ -82,13 +114,49 @@ class AdbDeviceLayer:
         info = await self.devices.describe(serial, states[serial])
         if parse_state(states[serial]) is not DeviceState.DEVICE:
             raise DeviceError(DEVICE_NOT_READY, f"{serial} is {info.raw_state}.", info.hint)
+        if info.booted is False:
+            info = await self._wait_for_boot(serial, states[serial])
         return info
+
+    async def _wait_for_boot(self, serial: str, raw_state: str) -> DeviceInfo:
+        """A phone still starting: say so, then go on once `sys.boot_completed` is 1."""
+        self.notify(f"{serial} is still starting up; waiting for it to finish booting.")
+        deadline = time.monotonic() + self.boot_wait_s
+        while time.monotonic() < deadline:
+            await asyncio.sleep(1.0)
+            with contextlib.suppress(DeviceError):
+                info = await self.devices.describe(serial, raw_state)
+                if info.booted:
+                    return info
+        err = booting_error(serial)
+        raise DeviceError(
+            DEVICE_BOOTING, f"{err.message[:-1]} after {self.boot_wait_s:g} s.", err.hint
+        )
+
+    async def phone_diagnostics(self, serial: str, sdk_int: int | None) -> list[Diagnostic]:
+        """What explains trouble on this phone now: locked, relay not foreground, overlay
+        not granted, the relay's last death (`devices` and the device view show these)."""
+        checks = PhoneChecks(self.devices, serial, sdk_int)
+        pkg = self.lifecycle.shipped.package
+        return await gather_checks(
+            [
+                checks.keyguard,
+                lambda: checks.relay_foreground(pkg),
+                lambda: checks.overlay(pkg),
+                lambda: checks.last_exit(pkg),
+            ],
+            timeout=6.0,
+        )
 
     # -- relay ----------------------------------------------------------------------------
     async def connect_relay(
         self, serial: str, *, confirm_uninstall: ConfirmUninstall | None = None
     ) -> RelayApi:
-        """Install/upgrade (asking before any uninstall), grant, start, connect, handshake."""
+        """Install/upgrade (asking before any uninstall), grant, start, connect, handshake.
+
+        The session token goes only to a relay signed with the shipped relay's certificate:
+        `install` never keeps another signer's relay (it asks for the uninstall instead).
+        """
         await self.disconnect_relay(serial)
         info = await self._require_online(serial)
         outcome = await self.lifecycle.install(serial)
@@ -98,17 +166,50 @@ class AdbDeviceLayer:
                 raise DeviceError(
                     INSTALL_NEEDS_CONFIRMATION,
                     outcome.message,
-                    "Confirm the uninstall to continue, or uninstall the relay "
-                    "on the phone yourself.",
+                    "Confirm the uninstall to continue (CLI: --allow-uninstall; window: the "
+                    "uninstall question), or uninstall org.cetp.inspector.relay on the phone "
+                    "yourself.",
                 )
             outcome = await self.lifecycle.install(serial, confirm_uninstall=True)
         self.last_install[serial] = outcome
-        self.grant_warnings[serial] = await self.lifecycle.grant(serial, info.sdk_int)
-        launch = await self.lifecycle.start(serial)
-        link = RelayLink(self.devices, launch, self.mode, self._handshake)
-        client = await link.open()
+        found = await self.lifecycle.grant(serial, info.sdk_int, info.grant_setting)
+        checks = PhoneChecks(self.devices, serial, info.sdk_int)
+        locked = await _quick(checks.keyguard())
+        found += locked
+        pin = SessionPin(self.devices, serial, self.lifecycle.shipped.package, info.sdk_int)
+        await pin.apply()
+        self.pins[serial] = pin
+        self.diagnostics[serial] = found
+        try:
+            # Locked: `am start -W` would wait for a launch the lock screen holds back; the
+            # service alone takes the session (confirmations wait for the unlock).
+            launch = await self.lifecycle.start(serial, headless=bool(locked))
+            link = RelayLink(self.devices, launch, self.mode, self._handshake)
+            client = await link.open()
+        except DeviceError as e:
+            await self._unpin(serial)
+            raise await self._explained(e, serial, info.sdk_int) from None
         self.links[serial] = link
+        fg = await _quick(checks.relay_foreground(self.lifecycle.shipped.package))
+        self.diagnostics[serial] = found + fg
         return client
+
+    async def _explained(self, e: DeviceError, serial: str, sdk_int: int | None) -> DeviceError:
+        """A relay that did not start or answer: add what the phone says about why."""
+        if e.code not in (RELAY_START_FAILED, RELAY_UNREACHABLE):
+            return e
+        found = await self.phone_diagnostics(serial, sdk_int)
+        self.diagnostics[serial] = self.diagnostics.get(serial, []) + found
+        if not found:
+            return e
+        why = " ".join(d.message for d in found)
+        hints = " ".join(d.hint for d in found if d.hint)
+        return DeviceError(e.code, f"{e.message} On the phone: {why}", f"{hints} {e.hint}")
+
+    async def _unpin(self, serial: str) -> None:
+        pin = self.pins.pop(serial, None)
+        if pin is not None:
+            await pin.undo()
 
     async def reconnect_relay(
         self,
@@ -148,6 +249,7 @@ class AdbDeviceLayer:
         link = self.links.pop(serial, None)
         if link is not None:
             await link.close()
+        await self._unpin(serial)
 
     # -- provider process control -----------------------------------------------------------
     async def force_stop(self, serial: str, package: str) -> None:
@@ -155,3 +257,11 @@ class AdbDeviceLayer:
 
     async def restart_app(self, serial: str, package: str) -> str:
         return await self.lifecycle.restart(serial, package)
+
+
+async def _quick(check: Awaitable[list[Diagnostic]]) -> list[Diagnostic]:
+    """A diagnostic that must not hold up the connect: skipped when it cannot answer."""
+    try:
+        return await asyncio.wait_for(check, 6.0)
+    except (DeviceError, TimeoutError):
+        return []

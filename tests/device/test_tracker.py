@@ -24,7 +24,10 @@ async def test_tracker_follows_plug_cable_pull_and_disconnect(adb_endpoint: AdbE
     p = FakePhone().start()
     try:
         await asyncio.to_thread(connect_phone, adb_endpoint, p)
-        info = await tracker.wait_for_state(p.serial, DeviceState.DEVICE, 10)
+        await tracker.wait_for_state(p.serial, DeviceState.DEVICE, 10)
+        await tracker.wait_for(lambda ds: any(d.serial == p.serial and d.model for d in ds), 10)
+        info = tracker.get(p.serial)
+        assert info is not None
         assert (info.model, info.sdk_int, info.abi) == ("Fake Phone 7", 34, "arm64-v8a")
         assert any(e.kind == "added" and e.device.serial == p.serial for e in events)
 
@@ -34,8 +37,9 @@ async def test_tracker_follows_plug_cable_pull_and_disconnect(adb_endpoint: AdbE
 
         p.plug_cable()
         await devices.connect_network(p.serial)
-        info = await tracker.wait_for_state(p.serial, DeviceState.DEVICE, 10)
-        assert info.release == "14"
+        await tracker.wait_for(lambda ds: any(d.serial == p.serial and d.release for d in ds), 10)
+        info = tracker.get(p.serial)
+        assert info is not None and info.release == "14"
 
         await devices.disconnect_network(p.serial)
         await tracker.wait_for(lambda devs: p.serial not in {d.serial for d in devs}, 10)

@@ -14,7 +14,8 @@ from inspector.device.shipped_relay import RELAY_PACKAGE, ShippedRelay, load_shi
 from inspector.protocol.bundle import Bundle, Int
 from inspector.relay.api import HelloInfo, RelayBackend, ServerConnection
 from inspector.relay.server import RelayServer, ServerHandle
-from tests.device.fakephone import ApkInfo, FakePhone
+from tests.device.fakephone import ApkInfo, FakePhone, InstalledPackage
+from tests.device.signed_apk import certificate_of, signed_apk
 
 RELAY_KEY = "relay-release-key"
 
@@ -77,7 +78,8 @@ class PhoneRelay:
 def stand_in_relay(folder: Path, version_code: int = 3) -> ShippedRelay:
     """A generated stand-in for the shipped APK (used while resources/relay/ is absent)."""
     folder.mkdir(parents=True, exist_ok=True)
-    apk = b"PK\x03\x04 stand-in relay apk " + bytes(range(256)) * 300
+    payload = b"stand-in relay " + bytes(range(256)) * 300
+    apk = signed_apk(RELAY_KEY.encode() + b" certificate", payload)
     (folder / "cetp-relay.apk").write_bytes(apk)
     meta = {
         "versionCode": version_code,
@@ -93,4 +95,20 @@ def teach_phone(phone: FakePhone, shipped: ShippedRelay, cert: str = RELAY_KEY) 
     digest = hashlib.sha256(shipped.apk_path.read_bytes()).hexdigest()
     phone.state.known_apks[digest] = ApkInfo(
         shipped.package, shipped.version_code, shipped.version_name, cert
+    )
+
+
+def relay_apk_signed_by(shipped: ShippedRelay, cert: str, payload: bytes = b"own build") -> bytes:
+    """Relay APK bytes (not the shipped ones) signed by `cert`: RELAY_KEY means the shipped
+    relay's own certificate (our key, another build), anything else a stranger's."""
+    der = certificate_of(shipped.apk_path.read_bytes()) if cert == RELAY_KEY else cert.encode()
+    return signed_apk(der, payload)
+
+
+def preinstall_relay(
+    phone: FakePhone, shipped: ShippedRelay, version: int, cert: str, name: str = "old"
+) -> None:
+    """A relay already on the phone, as another build signed by `cert` left it."""
+    phone.state.packages[shipped.package] = InstalledPackage(
+        shipped.package, version, name, cert, relay_apk_signed_by(shipped, cert, name.encode())
     )
