@@ -71,6 +71,7 @@ class AdbDeviceLayer:
         self.diagnostics: dict[str, list[Diagnostic]] = {}
         self.pins: dict[str, SessionPin] = {}
         self.boot_wait_s = BOOT_WAIT_S
+        self.open_timeout_s = 15.0  # how long a started relay gets to accept the connection
 
     @property
     def grant_warnings(self) -> dict[str, list[str]]:
@@ -185,7 +186,7 @@ class AdbDeviceLayer:
             # service alone takes the session (confirmations wait for the unlock).
             launch = await self.lifecycle.start(serial, headless=bool(locked))
             link = RelayLink(self.devices, launch, self.mode, self._handshake)
-            client = await link.open()
+            client = await link.open(self.open_timeout_s)
         except DeviceError as e:
             await self._unpin(serial)
             raise await self._explained(e, serial, info.sdk_int) from None

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import time
 
 import pytest
 
 from inspector.device.adb_server import AdbEndpoint, kill_server
 from inspector.device.devices import AdbDevices, DeviceTracker
 from inspector.device.models import DeviceChange, DeviceState
+from tests.device import fakephone_android as android
 from tests.device.conftest import connect_phone, poll_until
 from tests.device.fakephone import FakePhone, free_port
 
@@ -86,4 +89,47 @@ async def test_tracker_starts_adb_and_recovers_from_a_server_restart() -> None:
     finally:
         await tracker.stop()
         await kill_server(endpoint)
+        p.stop()
+
+
+async def test_tracker_never_waits_on_a_wedged_phone(adb_endpoint: AdbEndpoint) -> None:
+    tracker = DeviceTracker(AdbDevices(adb_endpoint))
+    tracker.start()
+    wedged = android.getprop_hangs(FakePhone()).start()
+    good = FakePhone().start()
+    try:
+        await asyncio.to_thread(connect_phone, adb_endpoint, wedged)
+        await tracker.wait_for_state(wedged.serial, DeviceState.DEVICE, 10)
+        await asyncio.to_thread(connect_phone, adb_endpoint, good)
+        start = time.monotonic()
+        await tracker.wait_for(lambda ds: any(d.serial == good.serial and d.model for d in ds), 10)
+        assert time.monotonic() - start < 2.0  # not after the wedged phone's deadline
+        stuck = tracker.get(wedged.serial)
+        assert stuck is not None and stuck.state is DeviceState.DEVICE
+        await tracker.wait_for(
+            lambda ds: any(d.serial == wedged.serial and d.error for d in ds), 10
+        )  # the wedged phone ends up listed with what went wrong
+    finally:
+        await tracker.stop()
+        for p in (wedged, good):
+            with contextlib.suppress(Exception):
+                await AdbDevices(adb_endpoint).disconnect_network(p.serial)
+            p.stop()
+
+
+async def test_tracker_shows_unauthorized_as_adb_devices_does(adb_endpoint: AdbEndpoint) -> None:
+    """adb 29's track-devices misses the switch to `unauthorized`; polling reconciles."""
+    tracker = DeviceTracker(AdbDevices(adb_endpoint), poll_interval=0.5)
+    tracker.start()
+    p = FakePhone(mode="unauthorized").start()
+    try:
+        await asyncio.to_thread(connect_phone, adb_endpoint, p)
+        states = dict(await AdbDevices(adb_endpoint).list_states())
+        assert states[p.serial] == "unauthorized"
+        info = await tracker.wait_for_state(p.serial, DeviceState.UNAUTHORIZED, 10)
+        assert "Allow USB debugging" in info.hint
+    finally:
+        await tracker.stop()
+        with contextlib.suppress(Exception):
+            await AdbDevices(adb_endpoint).disconnect_network(p.serial)
         p.stop()
