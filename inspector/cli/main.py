@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from inspector.cli.context import Ctx
-from inspector.cli.output import print_error
+from inspector.cli.output import make_streams_safe, print_error
 from inspector.cli.parser import UsageError, build_parser
 from inspector.session.errors import ErrorInfo, ExitCode, InspectorError
 
@@ -127,6 +127,7 @@ async def run_command(ctx: Ctx) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Console entry point (`cetp-inspector`)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    make_streams_safe()
     if not argv:
         return run_gui(argv)
     parser = build_parser()
