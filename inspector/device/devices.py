@@ -20,8 +20,16 @@ from pydantic import BaseModel, ConfigDict
 
 from inspector.device.adb_server import AdbEndpoint, ensure_server
 from inspector.device.blocking import run_blocking
-from inspector.device.errors import ADB_SERVER, DeviceError, redact
+from inspector.device.errors import (
+    ADB_SERVER,
+    DEVICE_NOT_FOUND,
+    DEVICE_NOT_READY,
+    TIMEOUT,
+    DeviceError,
+    redact,
+)
 from inspector.device.models import (
+    STATE_HINTS,
     DeviceChange,
     DeviceInfo,
     DeviceState,
@@ -183,6 +191,31 @@ class AdbDevices:
             exit_code=ret.returncode,
             output=redact(ret.output, secrets),
         )
+
+    async def explain(self, serial: str, err: DeviceError, what: str) -> DeviceError:
+        """A failed adb request on `serial`, with the cause when the phone itself is gone or
+        not ready (adb answers those with a bare error that names nothing)."""
+        if err.code not in (ADB_SERVER, TIMEOUT):
+            return err
+        try:
+            raw = dict(await self.list_states()).get(serial)
+        except DeviceError:
+            return err
+        if raw is None:
+            return DeviceError(
+                DEVICE_NOT_FOUND,
+                f"{what} failed: {serial} is no longer attached (the cable came "
+                "out, Wi-Fi debugging dropped or the phone rebooted).",
+                "Plug it in again (or `adb connect` it) and retry.",
+            )
+        state = parse_state(raw)
+        if state is not DeviceState.DEVICE:
+            return DeviceError(
+                DEVICE_NOT_READY,
+                f"{what} failed: {serial} is {raw}.",
+                STATE_HINTS[state],
+            )
+        return err
 
     async def connect_network(self, address: str) -> str:
         """`adb connect host:port` (Wi-Fi debugging, and the fake phone in tests)."""

@@ -256,3 +256,21 @@ async def test_open_relay_task_brought_to_front_gets_the_session_through_its_ser
         assert any(c.startswith("am start-foreground-service") for c in phone.state.commands)
     finally:
         await layer.stop()
+
+
+async def test_forward_to_a_phone_that_went_away_names_the_cause(
+    adb_endpoint: AdbEndpoint, phone: FakePhone
+) -> None:
+    from inspector.device.relay_lifecycle import RelayLaunch
+    from inspector.device.relay_link import RelayLink
+
+    devices = AdbDevices(adb_endpoint)
+    launch = RelayLaunch(serial=phone.serial, package="p.q", socket_name="s", token="t" * 48)
+    link = RelayLink(devices, launch)
+    await asyncio.to_thread(phone.pull_cable)
+    with pytest.raises(DeviceError) as err:
+        await link.ensure_forward()
+    assert "AdbError" not in err.value.message
+    assert err.value.code in (DEVICE_NOT_FOUND, "DEVICE_NOT_READY")
+    assert f"Forwarding the relay socket failed: {phone.serial} is" in err.value.message
+    assert "lug" in err.value.hint  # Replug / Plug it in again
