@@ -212,6 +212,9 @@ class AdbLayerSource:
             except Exception as exc:  # diagnostics are a bonus; the phone is still listed
                 log.info("diagnostics of %s failed: %s", d.serial, exc)
                 diags = []
+            codes = {x.code for x in diags}  # + what the last connect found (grants refused)
+            diags += [x for x in getattr(self.layer, "diagnostics", {}).get(d.serial, [])
+                      if x.code not in codes]
             return from_adb(d, diags)
 
         return list(await asyncio.gather(*(row(d) for d in found)))
