@@ -195,6 +195,17 @@ class AdbDeviceLayer:
         self.diagnostics[serial] = found + fg
         return client
 
+    async def app_diagnostics(
+        self, serial: str, package: str, sdk_int: int | None = None
+    ) -> list[Diagnostic]:
+        """Why a target app may not answer: stopped state (broadcasts skip it) or a
+        restricted standby bucket. For callers explaining a timeout (docs/devices.md)."""
+        from inspector.device.relay_lifecycle import check_package_name
+
+        package = check_package_name(package)  # untrusted (from a provider): before any shell
+        checks = PhoneChecks(self.devices, serial, sdk_int)
+        return await gather_checks([lambda: checks.app_state(package)], 6.0)
+
     async def _explained(self, e: DeviceError, serial: str, sdk_int: int | None) -> DeviceError:
         """A relay that did not start or answer: add what the phone says about why."""
         if e.code not in (RELAY_START_FAILED, RELAY_UNREACHABLE):

@@ -116,3 +116,23 @@ async def test_relay_that_never_answers_is_explained_by_its_exit_info(
         await layer.stop()
     assert err.value.code == RELAY_UNREACHABLE
     assert "last ended: 4 (CRASH)" in err.value.message
+
+
+@pytest.mark.adb
+async def test_layer_explains_a_stopped_or_restricted_target_app(
+    adb_endpoint: AdbEndpoint, phone: FakePhone, shipped: ShippedRelay
+) -> None:
+    from tests.device.fakephone import InstalledPackage
+
+    phone.state.packages["com.example.finance"] = InstalledPackage(
+        "com.example.finance", 1, "1", "k", b"apk")
+    scr = android.screen(phone, android.PhoneScreen(stopped={"com.example.finance"}))
+    layer = AdbDeviceLayer(adb_endpoint, shipped=shipped)
+    found = await layer.app_diagnostics(phone.serial, "com.example.finance", 34)
+    assert [d.code for d in found] == [APP_STOPPED]
+    scr.stopped.clear()
+    scr.buckets["com.example.finance"] = 45
+    (restricted,) = await layer.app_diagnostics(phone.serial, "com.example.finance", 34)
+    assert restricted.code == APP_RESTRICTED and "restricted standby bucket" in restricted.message
+    with pytest.raises(DeviceError):
+        await layer.app_diagnostics(phone.serial, "not a package; rm -rf /", 34)

@@ -133,3 +133,28 @@ async def test_tracker_shows_unauthorized_as_adb_devices_does(adb_endpoint: AdbE
         with contextlib.suppress(Exception):
             await AdbDevices(adb_endpoint).disconnect_network(p.serial)
         p.stop()
+
+
+async def test_the_adbutils_wheel_adb_reports_unauthorized_on_track_devices() -> None:
+    """Why polling is needed only for adb 29 (docs/devices.md "Which adb"): the wheel's adb
+    reports the switch to `unauthorized` on track-devices alone (polling switched off)."""
+    from pathlib import Path
+
+    import adbutils
+
+    from inspector.device.adb_server import AdbBinary, ensure_server
+
+    wheel = AdbBinary(path=str(Path(adbutils.__file__).parent / "binaries" / "adb"),
+                      source="bundled")
+    endpoint = AdbEndpoint(port=free_port())
+    await ensure_server(endpoint, wheel)
+    tracker = DeviceTracker(AdbDevices(endpoint), poll_interval=3600, start_server=False)
+    tracker.start()
+    p = FakePhone(mode="unauthorized").start()
+    try:
+        await asyncio.to_thread(connect_phone, endpoint, p)
+        await tracker.wait_for_state(p.serial, DeviceState.UNAUTHORIZED, 10)
+    finally:
+        await tracker.stop()
+        await kill_server(endpoint, wheel)
+        p.stop()
