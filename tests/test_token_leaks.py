@@ -22,6 +22,10 @@ def test_registry_finds_every_8_character_piece_and_nothing_shorter() -> None:
     assert reg.find(f"error: {token[:FRAGMENT - 1]} …") == []
     assert reg.find(f"…{token[:14].upper()}…") != []  # case does not hide it
     assert reg.find("no secrets here 0123456") == []
+    # 8 digits shared by chance with a 64-digit SHA-256: not a leak; 12 or more always are
+    digest = "f" * 28 + token[3:11] + "e" * 28
+    assert reg.find(f"sha256 {digest}") == []
+    assert reg.find(f"sha256 {'f' * 26}{token[3:15]}{'e' * 26}") != []
 
 
 INNER_TESTS = '''

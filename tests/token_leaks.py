@@ -28,20 +28,44 @@ _HEX_RUN = re.compile(rf"[0-9a-fA-F]{{{FRAGMENT},}}")
 
 
 class TokenRegistry:
-    """The tokens this process generated, and a fast fragment search over text."""
+    """The tokens this process generated, and a fast fragment search over text.
+
+    Any piece of SURE_LENGTH (12) or more characters is a leak wherever it is. A piece of
+    8–11 characters is a leak when it makes up at least half of the hex run around it: a
+    cut token ("…TOKEN 0a1b2c3d4e5f6a7b") is flagged, while a SHA-256 digest that shares 8
+    hex digits with a token by chance (likely somewhere among the many digests a full run
+    prints: 41 pieces × tokens / 16^8 per window) is not.
+    """
+
+    SURE_LENGTH = 12
 
     def __init__(self) -> None:
         self.tokens: list[str] = []
-        self._hex_fragments: set[str] = set()
+        self._hex: dict[str, list[tuple[int, int]]] = {}  # piece → (token index, offset)
         self._other: list[str] = []
 
     def add(self, token: str) -> None:
+        index = len(self.tokens)
         self.tokens.append(token)
-        pieces = {token[i : i + FRAGMENT] for i in range(len(token) - FRAGMENT + 1)}
         if _HEX_RUN.fullmatch(token):
-            self._hex_fragments |= {p.lower() for p in pieces}
+            low = token.lower()
+            for i in range(len(low) - FRAGMENT + 1):
+                self._hex.setdefault(low[i : i + FRAGMENT], []).append((index, i))
         else:
-            self._other.extend(pieces)
+            self._other.extend(token[i : i + FRAGMENT] for i in range(len(token) - FRAGMENT + 1))
+
+    def _longest(self, run: str) -> str:
+        """The longest piece of a token inside the hex `run` (≥ 8 characters, or "")."""
+        best = ""
+        for i in range(len(run) - FRAGMENT + 1):
+            for t, off in self._hex.get(run[i : i + FRAGMENT], ()):
+                token = self.tokens[t].lower()
+                n = FRAGMENT
+                while i + n < len(run) and off + n < len(token) and run[i + n] == token[off + n]:
+                    n += 1
+                if n > len(best):
+                    best = run[i : i + n]
+        return best
 
     def find(self, text: str) -> list[str]:
         """The token fragments present in `text` (empty when clean)."""
@@ -49,11 +73,9 @@ class TokenRegistry:
             return []
         found: list[str] = []
         for run in _HEX_RUN.findall(text):
-            low = run.lower()
-            for i in range(len(low) - FRAGMENT + 1):
-                if low[i : i + FRAGMENT] in self._hex_fragments:
-                    found.append(low[i : i + FRAGMENT])
-                    break
+            piece = self._longest(run.lower())
+            if piece and (len(piece) >= self.SURE_LENGTH or 2 * len(piece) >= len(run)):
+                found.append(piece)
         found.extend(p for p in self._other if p in text)
         return found
 
@@ -119,9 +141,12 @@ def scan_files(root: Path) -> Iterable[str]:
         try:
             if not path.is_file() or path.is_symlink() or path.stat().st_size > MAX_FILE_BYTES:
                 continue
-            text = path.read_bytes().decode("utf-8", "replace")
+            data = path.read_bytes()
         except OSError:
             continue
+        if b"\0" in data[:4096]:
+            continue  # binary (APKs, zip bundles): their text is not readable output
+        text = data.decode("utf-8", "replace")
         hits = REGISTRY.find(text)
         if hits:
             yield f"{path}: token fragment {hits[0]!r}"
