@@ -148,14 +148,19 @@ class AdbDevices:
         try:
             return await asyncio.wait_for(self.describe(serial, raw_state, timeout), timeout + 1)
         except (DeviceError, TimeoutError) as e:
-            what = e.message if isinstance(e, DeviceError) else "no answer"
-            log.info("could not read properties of %s: %s", serial, what)
+            timed_out = isinstance(e, TimeoutError) or e.code == TIMEOUT
+            why = (
+                f"it did not answer within {timeout:g} s"
+                if timed_out
+                else (e.message if isinstance(e, DeviceError) else str(e))
+            )
+            log.info("could not read properties of %s: %s", serial, why)
             return info_from_props(
                 serial,
                 raw_state,
                 {},
-                error=f"Its properties could not be read within {timeout:g} s ({what}); the "
-                "phone may be busy, wedged or just unplugged. Replug it or reboot it.",
+                error=f"Its properties could not be read: {why.rstrip('.')}. The phone may be "
+                "busy or wedged, or was just unplugged: replug it, or reboot it.",
             )
 
     async def list_devices(self) -> list[DeviceInfo]:

@@ -220,3 +220,25 @@ def test_connecting_starts_the_adb_server_quietly_like_listing(
         assert endpoint.is_running()
     finally:
         asyncio.run(kill_server(endpoint))
+
+
+def test_devices_with_a_wedged_phone_lists_every_phone_quickly(
+    adb_endpoint: AdbEndpoint, phone: FakePhone, shipped: ShippedRelay,  # noqa: F811
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import time
+
+    wedged = android.getprop_hangs(FakePhone()).start()
+    try:
+        assert connect_phone(adb_endpoint, wedged).startswith("connected")
+        start = time.monotonic()
+        r = cli(["devices"], adb_endpoint, shipped, capsys)
+        assert time.monotonic() - start < 10
+        rows = {d["serial"]: d for d in r.doc["devices"]}
+        assert rows[phone.serial]["model"].startswith("Fakeco Fake Phone 7")
+        assert "did not answer" in rows[wedged.serial]["error"]
+        assert rows[wedged.serial]["message"] == rows[wedged.serial]["error"]
+        assert r.doc["adb_error"] is None
+    finally:
+        adbutils.AdbClient(port=adb_endpoint.port).disconnect(wedged.serial)
+        wedged.stop()
