@@ -20,6 +20,7 @@ from inspector.device.errors import (
     DEVICE_NOT_FOUND,
     DEVICE_NOT_READY,
     INSTALL_NEEDS_CONFIRMATION,
+    RELAY_NOT_OURS,
     RELAY_START_FAILED,
     RELAY_UNREACHABLE,
     DeviceError,
@@ -173,6 +174,13 @@ class AdbDeviceLayer:
                 )
             outcome = await self.lifecycle.install(serial, confirm_uninstall=True)
         self.last_install[serial] = outcome
+        if not self.lifecycle.trusted(outcome):  # the last gate before the token leaves
+            raise DeviceError(
+                RELAY_NOT_OURS,
+                self.lifecycle.foreign_message(outcome.before),
+                "Rerun with --allow-uninstall (window: accept the uninstall question), or "
+                "uninstall org.cetp.inspector.relay on the phone yourself.",
+            )
         found = await self.lifecycle.grant(serial, info.sdk_int, info.grant_setting)
         checks = PhoneChecks(self.devices, serial, info.sdk_int)
         locked = await _quick(checks.keyguard())

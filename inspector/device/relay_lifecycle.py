@@ -295,6 +295,18 @@ class RelayLifecycle:
         """Signed with the shipped relay's certificate(s)? (Unreadable → not ours.)"""
         return bool(installed.signers) and installed.signers == self.shipped_signers
 
+    def trusted(self, outcome: InstallOutcome) -> bool:
+        """May this relay get the session token? Only the shipped bytes (just installed or
+        verified by digest) or a relay signed with the shipped relay's certificate."""
+        if outcome.result in (
+            InstallResult.ALREADY_CURRENT,
+            InstallResult.INSTALLED,
+            InstallResult.UPGRADED,
+            InstallResult.REINSTALLED,
+        ):
+            return True
+        return outcome.result is InstallResult.KEPT_NEWER and self.is_ours(outcome.before)
+
     def foreign_message(self, installed: InstalledRelay) -> str:
         theirs = ", ".join(fingerprint(d) for d in installed.signers) or "unreadable (no v2/v3 "\
             "signature)"

@@ -377,7 +377,12 @@ class DeviceManager:
         return connect
 
     async def close(self) -> None:
+        """Stop tracking, and end every relay session on a phone (forward removed, the
+        relay's standby bucket and Doze allowlist put back: docs/devices.md)."""
         tracking, self._tracking = self._tracking, None
         if tracking is not None:
             await tracking.layer.stop()
+        src = self._adb
+        if isinstance(src, AdbLayerSource) and src is not tracking and src._layer is not None:
+            await src._layer.stop()
         await self.virtual.close()

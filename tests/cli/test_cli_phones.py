@@ -58,6 +58,7 @@ def cli(argv: list[str], endpoint: AdbEndpoint, shipped: ShippedRelay,  # noqa: 
         try:
             return await run_command(ctx)
         finally:
+            assert not layer.links  # the command ended its relay session itself
             await layer.stop()
 
     try:
@@ -242,3 +243,19 @@ def test_devices_with_a_wedged_phone_lists_every_phone_quickly(
     finally:
         adbutils.AdbClient(port=adb_endpoint.port).disconnect(wedged.serial)
         wedged.stop()
+
+
+def test_a_command_pins_the_relay_only_while_it_runs(
+    adb_endpoint: AdbEndpoint, apps: FakePhone, shipped: ShippedRelay,  # noqa: F811
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    scr = android.screen(apps, android.PhoneScreen(buckets={shipped.package: 40}))
+    r = cli(["providers"], adb_endpoint, shipped, capsys)
+    assert r.code == 0
+    pinned = [c for c in apps.state.commands if c.startswith(("am set-standby-bucket",
+                                                               "cmd deviceidle whitelist "))]
+    assert pinned == [f"am set-standby-bucket {shipped.package} active",
+                      f"cmd deviceidle whitelist +{shipped.package}",
+                      f"am set-standby-bucket {shipped.package} 40",
+                      f"cmd deviceidle whitelist -{shipped.package}"]
+    assert scr.buckets[shipped.package] == 40 and not scr.idle_allowlist

@@ -274,3 +274,27 @@ async def test_forward_to_a_phone_that_went_away_names_the_cause(
     assert err.value.code in (DEVICE_NOT_FOUND, "DEVICE_NOT_READY")
     assert f"Forwarding the relay socket failed: {phone.serial} is" in err.value.message
     assert "lug" in err.value.hint  # Replug / Plug it in again
+
+
+async def test_last_gate_refuses_a_foreign_relay_whatever_install_decided(
+    adb_endpoint: AdbEndpoint, phone: FakePhone, phone_relay: PhoneRelay, shipped: ShippedRelay,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from inspector.device.errors import RELAY_NOT_OURS
+    from inspector.device.relay_lifecycle import InstallOutcome
+
+    preinstall_relay(phone, shipped, shipped.version_code + 1, "stranger")
+    layer = make_layer(adb_endpoint, shipped, [])
+
+    async def lenient_install(serial: str, *, confirm_uninstall: bool = False) -> InstallOutcome:
+        before = await layer.lifecycle.check(serial)
+        return InstallOutcome(result=InstallResult.KEPT_NEWER, message="kept", before=before)
+
+    monkeypatch.setattr(layer.lifecycle, "install", lenient_install)
+    try:
+        with pytest.raises(DeviceError) as err:
+            await layer.connect_relay(phone.serial)
+    finally:
+        await layer.stop()
+    assert err.value.code == RELAY_NOT_OURS and "--allow-uninstall" in err.value.hint
+    assert phone_relay.started == [] and not any("am start" in c for c in phone.state.commands)
