@@ -23,12 +23,14 @@ from inspector.device.layer import AdbDeviceLayer
 from inspector.device.shipped_relay import ShippedRelay
 from inspector.device.vendors import MIUI_SETTING
 from inspector.session.devices import AdbLayerSource, DeviceManager
-from inspector.virtual.device import VirtualDevice
 from tests.cli.conftest import run_subprocess
 from tests.device import fakephone_android as android
 from tests.device.conftest import adb_endpoint, connect_phone, phone, shipped  # noqa: F401
 from tests.device.fakephone import FakePhone, free_port
-from tests.device.tiny_relay import PhoneRelay, preinstall_relay, teach_phone
+from tests.device.tiny_relay import (
+    preinstall_relay,
+    serving_reference_apps,
+)
 
 pytestmark = pytest.mark.adb
 
@@ -79,16 +81,9 @@ def _use_adb(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def apps(phone: FakePhone, shipped: ShippedRelay) -> Iterator[FakePhone]:  # noqa: F811
     """The phone with the relay serving the virtual device's reference apps."""
-    device = phone.call(_virtual())
-    relay = PhoneRelay(phone, backend=device)
-    teach_phone(phone, shipped)
-    yield phone
-    phone.call(relay.close())
-    phone.call(device.aclose())
+    with serving_reference_apps(phone, shipped):
+        yield phone
 
-
-async def _virtual() -> VirtualDevice:
-    return VirtualDevice()
 
 
 @pytest.fixture

@@ -206,30 +206,38 @@ async def test_cleanup_failure_does_not_hide_the_real_error(
     assert "`pm`" in err.value.message and "`rm`" not in err.value.message
 
 
-async def test_miui_grant_refusal_names_the_security_setting(
-    phone: FakePhone, lifecycle: RelayLifecycle, shipped: ShippedRelay
+@pytest.mark.parametrize(
+    ("rom", "setting"),
+    [("miui", MIUI_SETTING), ("hyperos", MIUI_SETTING), ("coloros", COLOROS_SETTING),
+     ("oxygenos", COLOROS_SETTING)],
+)
+async def test_vendor_grant_refusal_names_the_setting_to_change(
+    phone: FakePhone, lifecycle: RelayLifecycle, shipped: ShippedRelay, rom: str, setting: str
 ) -> None:
     teach_phone(phone, shipped)
-    android.vendor(phone, "miui")
+    android.vendor(phone, rom)
     await lifecycle.install(phone.serial)
     (info,) = [d for d in await AdbDevices(lifecycle.devices.endpoint).list_devices()
                if d.serial == phone.serial]
-    assert info.grant_setting == MIUI_SETTING
+    assert info.grant_setting == setting
     refused = await lifecycle.grant(phone.serial, 34, info.grant_setting)
     assert refused and all(d.code == "GRANT_REFUSED" for d in refused)
-    assert MIUI_SETTING in refused[0].hint and "SecurityException" in refused[0].message
+    assert setting in refused[0].hint and "SecurityException" in refused[0].message
 
 
-async def test_coloros_grant_refusal_names_permission_monitoring(
+async def test_stock_android_grant_refusal_points_to_the_settings_app(
     phone: FakePhone, lifecycle: RelayLifecycle, shipped: ShippedRelay
 ) -> None:
     teach_phone(phone, shipped)
-    android.vendor(phone, "coloros")
     await lifecycle.install(phone.serial)
-    (info,) = [d for d in await AdbDevices(lifecycle.devices.endpoint).list_devices()
-               if d.serial == phone.serial]
-    refused = await lifecycle.grant(phone.serial, 34, info.grant_setting)
-    assert COLOROS_SETTING in refused[0].hint
+
+    async def refuse(p: FakePhone, args: list[str]) -> tuple[str, int] | None:
+        return ("Exception occurred while executing 'grant':\n"
+                "java.lang.IllegalArgumentException: no such permission\n", 255)
+
+    phone.on_shell("pm", refuse)
+    (refused,) = await lifecycle.grant(phone.serial, 34, None)
+    assert "Settings → Apps → CETP Relay" in refused.hint
 
 
 async def test_install_grants_runtime_permissions_with_g(

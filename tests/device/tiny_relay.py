@@ -6,8 +6,10 @@ tests can see a real CETP-shaped call travel desktop → adb server → fake pho
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 from inspector.device.shipped_relay import RELAY_PACKAGE, ShippedRelay, load_shipped_relay
@@ -88,6 +90,25 @@ def stand_in_relay(folder: Path, version_code: int = 3) -> ShippedRelay:
     }
     (folder / "relay.json").write_text(json.dumps(meta))
     return load_shipped_relay(folder)
+
+
+@contextlib.contextmanager
+def serving_reference_apps(phone: FakePhone, shipped: ShippedRelay) -> Iterator[FakePhone]:
+    """The phone with the shipped relay known to `pm install` and a relay serving the
+    virtual device's reference apps (a CETP provider list like a real phone's)."""
+    from inspector.virtual.device import VirtualDevice
+
+    async def make() -> VirtualDevice:
+        return VirtualDevice()
+
+    device = phone.call(make())
+    relay = PhoneRelay(phone, backend=device)
+    teach_phone(phone, shipped)
+    try:
+        yield phone
+    finally:
+        phone.call(relay.close())
+        phone.call(device.aclose())
 
 
 def teach_phone(phone: FakePhone, shipped: ShippedRelay, cert: str = RELAY_KEY) -> None:
