@@ -287,7 +287,9 @@ class DeviceManager:
             try:
                 devices.extend(await asyncio.wait_for(src.list_devices(), 20))
             except Exception as exc:  # adb trouble must not hide the virtual device
-                self.adb_error = f"cannot list adb devices: {exc}"
+                detail = ("the adb server did not answer within 20 s"
+                          if isinstance(exc, TimeoutError) else str(exc) or type(exc).__name__)
+                self.adb_error = f"cannot list adb devices: {detail}"
                 log.info(self.adb_error)
         self.devices = devices
         for listener in list(self._listeners):

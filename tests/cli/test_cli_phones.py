@@ -10,6 +10,7 @@ import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import adbutils
 import pytest
@@ -254,3 +255,19 @@ def test_a_command_pins_the_relay_only_while_it_runs(
                       f"am set-standby-bucket {shipped.package} 40",
                       f"cmd deviceidle whitelist -{shipped.package}"]
     assert scr.buckets[shipped.package] == 40 and not scr.idle_allowlist
+
+
+def test_recorded_journal_of_a_phone_session_holds_no_token_piece(
+    adb_endpoint: AdbEndpoint, apps: FakePhone, shipped: ShippedRelay,  # noqa: F811
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    r = cli(["providers", "--record", "phone-session"], adb_endpoint, shipped, capsys)
+    assert r.code == 0 and r.doc["journal"]
+    (start,) = [c for c in apps.state.commands if c.startswith("am start")]
+    token = start.split()[-1]
+    home = os.environ["CETP_INSPECTOR_HOME"]
+    texts = [p.read_text("utf-8", "replace") for p in Path(home).rglob("*")
+             if p.is_file()]
+    assert texts, "the journal was written"
+    for text in [*texts, r.out, r.err]:
+        assert all(token[i:i + 8] not in text for i in range(len(token) - 7))
