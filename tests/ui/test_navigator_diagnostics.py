@@ -11,14 +11,14 @@ from inspector.device.shipped_relay import ShippedRelay
 from inspector.session.devices import AdbLayerSource, DeviceInfo
 from inspector.ui.navigator import NavigatorModel
 from tests.device import fakephone_android as android
-from tests.device.conftest import adb_endpoint, phone, shipped  # noqa: F401
+from tests.device.conftest import adb_endpoint, phone, run_async, shipped  # noqa: F401
 from tests.device.fakephone import FakePhone
 from tests.device.tiny_relay import PhoneRelay, teach_phone
 
 pytestmark = [pytest.mark.gui, pytest.mark.adb]
 
 
-async def test_locked_miui_phone_explains_itself_in_the_device_view(
+def test_locked_miui_phone_explains_itself_in_the_device_view(
     qapp: object, adb_endpoint: AdbEndpoint, phone: FakePhone,  # noqa: F811
     shipped: ShippedRelay,  # noqa: F811
 ) -> None:
@@ -26,13 +26,19 @@ async def test_locked_miui_phone_explains_itself_in_the_device_view(
     relay = PhoneRelay(phone)
     android.vendor(phone, "miui")
     android.screen(phone, android.PhoneScreen(keyguard=True))
-    layer = AdbDeviceLayer(adb_endpoint, shipped=shipped)
-    source = AdbLayerSource(layer)
-    try:
-        await source.connect_relay(phone.serial)
-        rows = [r for r in await source.list_devices() if r.serial == phone.serial]
+
+    async def list_after_connect() -> list[DeviceInfo]:
+        layer = AdbDeviceLayer(adb_endpoint, shipped=shipped)
+        source = AdbLayerSource(layer)
+        try:
+            await source.connect_relay(phone.serial)
+            return [r for r in await source.list_devices() if r.serial == phone.serial]
+        finally:
+            await layer.stop()
+
+    try:  # the adb work on its own loop: the GUI tests' qasync loop is not driven here
+        rows = run_async(list_after_connect())
     finally:
-        await layer.stop()
         phone.call(relay.close())
     model = NavigatorModel()
     model.set_devices(rows, {})
