@@ -263,7 +263,16 @@ class AdbDeviceLayer:
         log.info(
             "relay on %s did not answer on its old socket (%s); starting it again", serial, reason
         )
-        return await self.connect_relay(serial, confirm_uninstall=confirm_uninstall)
+        # Why it died (Android 11+ exit-info), told now and kept with the new session's
+        # diagnostics so the user learns it was killed, not just that it came back.
+        info = self.tracker.get(serial)
+        checks = PhoneChecks(self.devices, serial, info.sdk_int if info else None)
+        killed = await _quick(checks.last_exit(self.lifecycle.shipped.package))
+        for d in killed:
+            self.notify(f"The relay on {serial} had stopped; starting it again. {d.message}")
+        client = await self.connect_relay(serial, confirm_uninstall=confirm_uninstall)
+        self.diagnostics[serial] = killed + self.diagnostics.get(serial, [])
+        return client
 
     async def disconnect_relay(self, serial: str) -> None:
         link = self.links.pop(serial, None)

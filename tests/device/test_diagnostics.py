@@ -136,3 +136,29 @@ async def test_layer_explains_a_stopped_or_restricted_target_app(
     assert restricted.code == APP_RESTRICTED and "restricted standby bucket" in restricted.message
     with pytest.raises(DeviceError):
         await layer.app_diagnostics(phone.serial, "not a package; rm -rf /", 34)
+
+
+@pytest.mark.adb
+async def test_a_relay_killed_mid_session_is_restarted_and_the_reason_told(
+    adb_endpoint: AdbEndpoint, phone: FakePhone, phone_relay: PhoneRelay, shipped: ShippedRelay
+) -> None:
+    from inspector.relay.api import RelayError
+
+    teach_phone(phone, shipped)
+    scr = android.screen(phone)
+    notes: list[str] = []
+    layer = AdbDeviceLayer(adb_endpoint, shipped=shipped, notify=notes.append)
+    try:
+        client = await layer.connect_relay(phone.serial)
+        assert RELAY_KILLED not in [d.code for d in layer.diagnostics[phone.serial]]
+        scr.exit_info.append("3 (LOW_MEMORY)")  # Android's low-memory killer took it
+        phone.call(phone_relay.close())
+        phone.state.abstract_sockets.clear()
+        with pytest.raises(RelayError):
+            await client.call("a.b", "m", None)
+        await layer.reconnect_relay(phone.serial, timeout=10, reopen_timeout=0.5)
+        assert len(phone_relay.started) == 2
+        assert any("had stopped" in n and "3 (LOW_MEMORY)" in n for n in notes)
+        assert RELAY_KILLED in [d.code for d in layer.diagnostics[phone.serial]]
+    finally:
+        await layer.stop()
