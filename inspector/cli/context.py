@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import sys
 from collections.abc import Iterable
@@ -77,6 +78,8 @@ class Ctx:
     fallback_note: str = ""
     #: progress notes from the device layer (install prompt waiting, phone booting)
     notes: list[str] = field(default_factory=list)
+    #: after a failed command on a phone: why its target app may not answer
+    failure_diagnostics: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def json(self) -> bool:
@@ -181,6 +184,42 @@ class Ctx:
             return []
         return self.manager.diagnostics(self.serial)
 
+    def target_package(self) -> str | None:
+        """The package of the PROVIDER/EXTENSION argument, when discovery knows it."""
+        wanted = getattr(self.args, "provider", None) or getattr(self.args, "extension", None)
+        discovery = self.session.discovery if self.session is not None else None
+        if not wanted or discovery is None:
+            return None
+        for d in [*discovery.cetp, *discovery.extensions]:
+            if wanted in (d.package, getattr(d, "authority", None), getattr(d, "id", None)):
+                return str(d.package)
+        return None
+
+    async def explain_failure(self) -> None:
+        """A command on a phone failed: is its target app stopped (broadcasts skip it) or
+        in a restricted standby bucket? (issue 10 part 3; best effort, a few seconds)"""
+        package = self.target_package()
+        if self.manager is None or not package or self.serial in ("", VIRTUAL_SERIAL):
+            return
+        try:
+            self.failure_diagnostics = await asyncio.wait_for(
+                self.manager.app_diagnostics(self.serial, package), 8)
+        except Exception as exc:  # the command's own error is what matters
+            import logging
+
+            logging.getLogger(__name__).info("could not diagnose %s: %s", package, exc)
+
+    def error_extra(self) -> dict[str, Any]:
+        """Fields the --json error document adds (what the phone says about the failure)."""
+        return {"device_diagnostics": self.failure_diagnostics} if self.failure_diagnostics \
+            else {}
+
+    def print_failure_diagnostics(self) -> None:
+        for d in self.failure_diagnostics:
+            text = f"{d.get('message', '')} {d.get('hint', '')}".strip()
+            self.err.write(f"warning: on the phone: {safe_text(text, 600, one_line=True)}\n")
+        self.err.flush()
+
     def print_diagnostics(self) -> None:
         """Human mode: each phone diagnostic as a warning on stderr (--json: in the doc)."""
         if self.json:
@@ -210,8 +249,8 @@ class Ctx:
             doc["device_fallback"] = self.fallback_note
         if self.notes:
             doc["notes"] = list(self.notes)
-        if self.diagnostics:
-            doc["device_diagnostics"] = self.diagnostics
+        if self.diagnostics or self.failure_diagnostics:
+            doc["device_diagnostics"] = self.diagnostics + self.failure_diagnostics
         if self.journal is not None:
             doc["journal"] = self.journal.session_id
         if getattr(self.args, "wake", False) and self.session is not None:

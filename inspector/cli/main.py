@@ -117,6 +117,9 @@ async def run_command(ctx: Ctx) -> int:
     handler = _handlers()[key]
     try:
         return await asyncio.wait_for(handler(ctx), ctx.args.timeout)
+    except Exception:
+        await ctx.explain_failure()  # a phone app stopped or restricted? (docs/devices.md)
+        raise
     finally:
         try:
             await asyncio.wait_for(ctx.close(), 5)
@@ -180,9 +183,11 @@ def main(argv: list[str] | None = None) -> int:
 
             traceback.print_exc()
         info, code = error_info(exc)
-        extra: dict[str, Any] = {"device": ctx.serial or None}
+        extra: dict[str, Any] = {"device": ctx.serial or None, **ctx.error_extra()}
         print_error(info, as_json=args.json, command=ctx.command, stream=ctx.out
                     if args.json else ctx.err, extra=extra)
+        if not args.json:
+            ctx.print_failure_diagnostics()
         return int(code)
 
 

@@ -193,7 +193,7 @@ class PhoneChecks:
                 "force-stopped): Android skips it for broadcasts.",
                 hint="Open the app once on the phone, or use wake (launch).",
             ))
-        if self.sdk >= 28:
+        if not self.sdk or self.sdk >= 28:  # app standby buckets: API 28+
             bucket = parse_bucket(await self._out(["am", "get-standby-bucket", package]) or "")
             if bucket is not None and bucket >= 40:
                 found.append(Diagnostic(

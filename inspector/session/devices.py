@@ -219,6 +219,11 @@ class AdbLayerSource:
 
         return list(await asyncio.gather(*(row(d) for d in found)))
 
+    async def app_diagnostics(self, serial: str, package: str) -> list[dict[str, str]]:
+        """Why an app on `serial` may not answer (stopped, restricted standby bucket)."""
+        found = await self.layer.app_diagnostics(serial, package)
+        return [d.model_dump() for d in found]
+
     def diagnostics(self, serial: str) -> list[dict[str, str]]:
         """What the last connect to `serial` found (grants refused, locked, not foreground)."""
         found = getattr(self.layer, "diagnostics", {}).get(serial, [])
@@ -333,6 +338,13 @@ class DeviceManager:
             return VIRTUAL_SERIAL, (f"using the virtual device: no phone could be listed "
                                     f"({self.adb_error})")
         return VIRTUAL_SERIAL, "no phone is attached; using the virtual device"
+
+    async def app_diagnostics(self, serial: str, package: str) -> list[dict[str, str]]:
+        """Why `package` on an adb phone may not answer ([] for the virtual device)."""
+        src = self._adb
+        if serial == VIRTUAL_SERIAL or not isinstance(src, AdbLayerSource):
+            return []
+        return await src.app_diagnostics(serial, package)
 
     def diagnostics(self, serial: str) -> list[dict[str, str]]:
         """What the last connect to an adb phone found (none for the virtual device)."""

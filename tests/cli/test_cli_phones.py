@@ -68,7 +68,9 @@ def cli(argv: list[str], endpoint: AdbEndpoint, shipped: ShippedRelay,  # noqa: 
         code = asyncio.run(go())
     except Exception as exc:  # as main() does
         info, exit_code = error_info(exc)
-        print_error(info, as_json=as_json, command=ctx.command)
+        print_error(info, as_json=as_json, command=ctx.command, extra=ctx.error_extra())
+        if not as_json:
+            ctx.print_failure_diagnostics()
         code = int(exit_code)
     captured = capsys.readouterr()
     return Run(code, captured.out, captured.err)
@@ -271,3 +273,28 @@ def test_recorded_journal_of_a_phone_session_holds_no_token_piece(
     assert texts, "the journal was written"
     for text in [*texts, r.out, r.err]:
         assert all(token[i:i + 8] not in text for i in range(len(token) - 7))
+
+
+def test_a_failed_call_says_the_target_app_is_stopped_or_restricted(
+    adb_endpoint: AdbEndpoint, phone: FakePhone, shipped: ShippedRelay,  # noqa: F811
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from inspector.protocol.bundle import Bundle
+    from tests.device.fakephone import InstalledPackage
+
+    pkg = "com.example.finance"
+    with serving_reference_apps(phone, shipped) as device:
+        phone.call(_arm(device, Bundle(kind="cold_start", package=pkg)))
+        phone.state.packages[pkg] = InstalledPackage(pkg, 1, "1", "k", b"apk")
+        android.screen(phone, android.PhoneScreen(stopped={pkg}, buckets={pkg: 45}))
+        r = cli(["call", pkg, "get_portfolio_holdings"], adb_endpoint, shipped, capsys)
+        assert r.code != 0 and r.doc["ok"] is False, r.out
+        codes = [d["code"] for d in r.doc["device_diagnostics"]]
+        assert codes == ["APP_STOPPED", "APP_RESTRICTED"]
+        r = cli(["call", pkg, "get_portfolio_holdings"], adb_endpoint, shipped, capsys,
+                as_json=False)
+        assert "warning: on the phone: com.example.finance is in the stopped state" in r.err
+
+
+async def _arm(device: object, args: object) -> None:
+    device.faults.arm(args)  # type: ignore[attr-defined]

@@ -11,6 +11,7 @@ import hashlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from inspector.device.shipped_relay import RELAY_PACKAGE, ShippedRelay, load_shipped_relay
 from inspector.protocol.bundle import Bundle, Int
@@ -93,9 +94,10 @@ def stand_in_relay(folder: Path, version_code: int = 3) -> ShippedRelay:
 
 
 @contextlib.contextmanager
-def serving_reference_apps(phone: FakePhone, shipped: ShippedRelay) -> Iterator[FakePhone]:
+def serving_reference_apps(phone: FakePhone, shipped: ShippedRelay) -> Iterator[Any]:
     """The phone with the shipped relay known to `pm install` and a relay serving the
-    virtual device's reference apps (a CETP provider list like a real phone's)."""
+    virtual device's reference apps (a CETP provider list like a real phone's); yields
+    that `VirtualDevice` (faults can be armed on it)."""
     from inspector.virtual.device import VirtualDevice
 
     async def make() -> VirtualDevice:
@@ -105,7 +107,7 @@ def serving_reference_apps(phone: FakePhone, shipped: ShippedRelay) -> Iterator[
     relay = PhoneRelay(phone, backend=device)
     teach_phone(phone, shipped)
     try:
-        yield phone
+        yield device
     finally:
         phone.call(relay.close())
         phone.call(device.aclose())
