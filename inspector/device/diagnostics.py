@@ -41,20 +41,33 @@ class Diagnostic(BaseModel):
         return f"{self.message} {self.hint}".strip()
 
 
-def grant_refusal(command: str, output: str, setting: str | None) -> Diagnostic:
-    """A refused `pm grant` / `appops set`, with the setting to change when known."""
-    refused = "SecurityException" in output
+def refusal_reason(output: str) -> str:
+    """The line of a shell refusal that says why (the exception, not the preamble)."""
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+    for ln in lines:
+        if "Exception" in ln and not ln.startswith("Exception occurred while executing"):
+            return bounded(ln.removeprefix("Error: "), 200)
+    return bounded(lines[0] if lines else "no output", 200)
+
+
+def grant_refusals(refused: list[tuple[str, str]], setting: str | None) -> list[Diagnostic]:
+    """Refused `pm grant` / `appops set` commands ((command, output) pairs) as ONE
+    diagnostic, with the vendor setting to change when the ROM is known."""
+    if not refused:
+        return []
+    security = any("SecurityException" in out for _, out in refused)
     hint = (
         f"Turn on {setting}, then reconnect the relay."
-        if setting and refused
+        if setting and security
         else "Grant it on the phone (Settings → Apps → CETP Relay → Permissions), then "
         "reconnect the relay."
     )
-    return Diagnostic(
+    commands = "; ".join(f"`{cmd}`" for cmd, _ in refused)
+    return [Diagnostic(
         code=GRANT_REFUSED,
-        message=f"The phone refused `{command}`: {bounded(output, 160)}",
+        message=f"The phone refused {commands}: {refusal_reason(refused[0][1])}",
         hint=hint,
-    )
+    )]
 
 
 # -- parsers (pure: unit-tested with Android's own texts) -----------------------------------

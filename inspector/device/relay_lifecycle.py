@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from inspector.device.apk_signers import fingerprint, signer_digests
 from inspector.device.blocking import run_blocking
 from inspector.device.devices import AdbDevices
-from inspector.device.diagnostics import Diagnostic, grant_refusal
+from inspector.device.diagnostics import Diagnostic, grant_refusals
 from inspector.device.errors import (
     APP_CONTROL_FAILED,
     DEVICE_BOOTING,
@@ -489,7 +489,7 @@ class RelayLifecycle:
         """Grant what adb can grant; what the phone refused comes back as diagnostics that
         name the vendor setting to change (`setting`: MIUI/HyperOS, ColorOS/OxygenOS, from
         `inspector.device.vendors`)."""
-        refused: list[Diagnostic] = []
+        refused: list[tuple[str, str]] = []
         pkg = self.shipped.package
         for min_sdk, template in RELAY_GRANTS:
             if sdk_int is not None and sdk_int < min_sdk:
@@ -497,10 +497,11 @@ class RelayLifecycle:
             argv = [a.replace("{pkg}", pkg) for a in template]
             ret = await self.devices.shell(serial, argv)
             if ret.exit_code != 0 or "Exception" in ret.output or "Error" in ret.output:
-                refused.append(grant_refusal(" ".join(argv), ret.output, setting))
-        for d in refused:
+                refused.append((" ".join(argv), ret.output))
+        found = grant_refusals(refused, setting)
+        for d in found:
             log.info("relay grant on %s: %s", serial, d.text())
-        return refused
+        return found
 
     async def start(self, serial: str, *, headless: bool = False) -> RelayLaunch:
         """Start the relay with a fresh abstract socket name and token.

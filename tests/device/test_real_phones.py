@@ -220,9 +220,11 @@ async def test_vendor_grant_refusal_names_the_setting_to_change(
     (info,) = [d for d in await AdbDevices(lifecycle.devices.endpoint).list_devices()
                if d.serial == phone.serial]
     assert info.grant_setting == setting
-    refused = await lifecycle.grant(phone.serial, 34, info.grant_setting)
-    assert refused and all(d.code == "GRANT_REFUSED" for d in refused)
-    assert setting in refused[0].hint and "SecurityException" in refused[0].message
+    (refused,) = await lifecycle.grant(phone.serial, 34, info.grant_setting)  # one, for all
+    assert refused.code == "GRANT_REFUSED" and setting in refused.hint
+    assert "pm grant" in refused.message and "SYSTEM_ALERT_WINDOW" in refused.message
+    assert "java.lang.SecurityException: grantRuntimePermission" in refused.message
+    assert "\n" not in refused.message and "Exception occurred" not in refused.message
 
 
 async def test_stock_android_grant_refusal_points_to_the_settings_app(
