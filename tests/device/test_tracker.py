@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 
 import pytest
 
@@ -101,11 +100,10 @@ async def test_tracker_never_waits_on_a_wedged_phone(adb_endpoint: AdbEndpoint) 
         await asyncio.to_thread(connect_phone, adb_endpoint, wedged)
         await tracker.wait_for_state(wedged.serial, DeviceState.DEVICE, 10)
         await asyncio.to_thread(connect_phone, adb_endpoint, good)
-        start = time.monotonic()
         await tracker.wait_for(lambda ds: any(d.serial == good.serial and d.model for d in ds), 10)
-        assert time.monotonic() - start < 2.0  # not after the wedged phone's deadline
-        stuck = tracker.get(wedged.serial)
-        assert stuck is not None and stuck.state is DeviceState.DEVICE
+        stuck = tracker.get(wedged.serial)  # its facts are still being waited for: the good
+        assert stuck is not None and stuck.state is DeviceState.DEVICE  # phone came first
+        assert stuck.error is None and stuck.model is None
         await tracker.wait_for(
             lambda ds: any(d.serial == wedged.serial and d.error for d in ds), 10
         )  # the wedged phone ends up listed with what went wrong
