@@ -198,6 +198,9 @@ class AdbDeviceLayer:
         except DeviceError as e:
             await self._unpin(serial)
             raise await self._explained(e, serial, info.sdk_int) from None
+        except Exception:  # AUTH_FAILED, UNSUPPORTED_VERSION …: the phone is put back too
+            await self._unpin(serial)
+            raise
         self.links[serial] = link
         fg = await _quick(checks.relay_foreground(self.lifecycle.shipped.package))
         self.diagnostics[serial] = found + fg
