@@ -10,6 +10,10 @@ The phone runs its own asyncio loop in a thread: adbutils calls block, and the a
 talks to the phone while the test's own loop is waiting on them. Everything it receives is
 recorded (`commands`, `files`, `installs`) for assertions.
 
+Extension point: `phone.on_shell(name, handler)` answers a shell command before the
+built-in table (see `ShellHandler`); tests/device/fakephone_android.py builds real-phone
+behaviours (Android versions, vendor ROMs, prompts, dumpsys screens) from it.
+
 Protocol reference: AOSP `packages/modules/adb/protocol.txt` and `SYNC.TXT`.
 """
 
