@@ -394,6 +394,10 @@ async def cmd_call(ctx: Ctx) -> int:
                           "state is temporary; use --virtual-state DIR (or `cetp-inspector "
                           "virtual serve` and --relay-socket) to follow the operation later\n")
     saved = save_result(ctx, ex)
+    if exit_for(ex) != ExitCode.OK:
+        await ctx.explain_failure()  # the app stopped or restricted on the phone?
+        if not ctx.json:
+            ctx.print_failure_diagnostics()
     return report(ctx, decl, ex, saved)
 
 

@@ -12,7 +12,7 @@ from inspector.protocol.discovery import CetpDeclaration, ExtensionDeclaration
 from inspector.protocol.exchange import Finding
 from inspector.relay.api import HelloInfo
 from inspector.relay.hello import permission_problems
-from inspector.session.errors import ExitCode
+from inspector.session.errors import ExitCode, InspectorError
 
 STACK_LABEL = {"dual_stack": "v1+v2", "v1_only": "v1", "v2_only": "v2"}
 
@@ -70,11 +70,15 @@ def print_findings(ctx: Ctx, findings: list[Finding]) -> None:
 async def cmd_devices(ctx: Ctx) -> int:
     manager = ctx.device_manager()
     devices = await manager.refresh()
-    default = await manager.default_serial()
-    ctx.serial = default
+    try:  # what a command without -d would use, or why it would stop (issue 11)
+        default, default_note = await manager.choose_default()
+    except InspectorError as exc:
+        default, default_note = None, f"{exc.message} ({exc.hint})" if exc.hint else exc.message
+    ctx.serial = default or ""
     docs = [d.model_dump() for d in devices]
     if ctx.json:
-        ctx.emit({"devices": docs, "default": default, "adb_error": manager.adb_error or None})
+        ctx.emit({"devices": docs, "default": default, "default_note": default_note or None,
+                  "adb_error": manager.adb_error or None})
         return ExitCode.OK
     table([[("* " if d.serial == default else "  ") + d.serial, d.kind, d.state, d.model,
              str(d.sdk or ""), d.message] for d in devices],
@@ -83,8 +87,14 @@ async def cmd_devices(ctx: Ctx) -> int:
         if d.android_rules:
             line(f"{d.serial}: Android {d.release} (API {d.sdk}) rules in force: "
                  + ", ".join(d.android_rules), ctx.out)
+        for diag in d.diagnostics:
+            text = f"{diag.get('message', '')} {diag.get('hint', '')}".strip()
+            line(f"  ! {safe_text(d.serial, 100, one_line=True)}: "
+                 f"{safe_text(text, 600, one_line=True)}", ctx.out)
     if manager.adb_error:
         line(f"({safe_text(manager.adb_error, 300, one_line=True)})", ctx.err)
+    if default_note:
+        line(f"note: {safe_text(default_note, 600, one_line=True)}", ctx.err)
     return ExitCode.OK
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import sys
 from collections.abc import Iterable
@@ -87,6 +88,12 @@ class Ctx:
     session: Session | None = None
     serial: str = ""
     journal: Any = None  # inspector.session.journal.JournalWriter with --record
+    #: set when no -d was given and no phone is attached: why the virtual device is used
+    fallback_note: str = ""
+    #: progress notes from the device layer (install prompt waiting, phone booting)
+    notes: list[str] = field(default_factory=list)
+    #: after a failed command on a phone: why its target app may not answer
+    failure_diagnostics: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def json(self) -> bool:
@@ -125,15 +132,30 @@ class Ctx:
                 return allow
 
             self.manager = DeviceManager(config, use_adb=use_adb and not a.relay_socket,
-                                         confirm_uninstall=confirm_uninstall)
+                                         confirm_uninstall=confirm_uninstall,
+                                         notify=self.note)
         return self.manager
+
+    def note(self, text: str) -> None:
+        """A progress note from the device layer: on stderr at once for a person (a prompt
+        on the phone must not wait for the command to end), in `notes` with --json."""
+        self.notes.append(text)
+        if not self.json:
+            self.err.write(f"note: {safe_text(text, 500, one_line=True)}\n")
+            self.err.flush()
 
     async def choose_serial(self) -> str:
         if self.args.device:
             return str(self.args.device)
         if self.args.relay_socket or getattr(self.args, "virtual_bundle", None):
             return VIRTUAL_SERIAL
-        return await self.device_manager().default_serial()
+        serial, note = await self.device_manager().choose_default()
+        if note:
+            self.fallback_note = note
+            if not self.json:
+                self.err.write(f"note: {safe_text(note, 500, one_line=True)}\n")
+                self.err.flush()
+        return serial
 
     async def open_session(self, *, options: EngineOptions | None = None,
                            discover: bool = True) -> Session:
@@ -155,6 +177,7 @@ class Ctx:
             await self.session.open()
         else:
             await self.session.connect()
+        self.print_diagnostics()
         if self.journal is not None:
             record_facts(self.journal, self.session)
         return self.session
@@ -170,6 +193,58 @@ class Ctx:
         finally:
             if self.journal is not None:
                 self.journal.close()
+
+    @property
+    def diagnostics(self) -> list[dict[str, str]]:
+        """What the connect found on the phone (grants refused, locked, relay not in front)."""
+        if self.manager is None or not self.serial:
+            return []
+        return self.manager.diagnostics(self.serial)
+
+    def target_package(self) -> str | None:
+        """The package of the PROVIDER/EXTENSION argument, when discovery knows it."""
+        wanted = getattr(self.args, "provider", None) or getattr(self.args, "extension", None)
+        discovery = self.session.discovery if self.session is not None else None
+        if not wanted or discovery is None:
+            return None
+        for d in [*discovery.cetp, *discovery.extensions]:
+            if wanted in (d.package, getattr(d, "authority", None), getattr(d, "id", None)):
+                return str(d.package)
+        return None
+
+    async def explain_failure(self) -> None:
+        """A command on a phone failed: is its target app stopped (broadcasts skip it) or
+        in a restricted standby bucket? (issue 10 part 3; best effort, a few seconds)"""
+        package = self.target_package()
+        if self.manager is None or not package or self.serial in ("", VIRTUAL_SERIAL):
+            return
+        try:
+            self.failure_diagnostics = await asyncio.wait_for(
+                self.manager.app_diagnostics(self.serial, package), 8)
+        except Exception as exc:  # the command's own error is what matters
+            import logging
+
+            logging.getLogger(__name__).info("could not diagnose %s: %s", package, exc)
+
+    def error_extra(self) -> dict[str, Any]:
+        """Fields the --json error document adds (what the phone says about the failure)."""
+        return {"device_diagnostics": self.failure_diagnostics} if self.failure_diagnostics \
+            else {}
+
+    def print_failure_diagnostics(self) -> None:
+        for d in self.failure_diagnostics:
+            text = f"{d.get('message', '')} {d.get('hint', '')}".strip()
+            self.err.write(f"warning: on the phone: {safe_text(text, 600, one_line=True)}\n")
+        self.err.flush()
+
+    def print_diagnostics(self) -> None:
+        """Human mode: each phone diagnostic as a warning on stderr (--json: in the doc)."""
+        if self.json:
+            return
+        for d in self.diagnostics:
+            text = f"{d.get('message', '')} {d.get('hint', '')}".strip()
+            self.err.write(f"warning: {safe_text(text, 600, one_line=True)}\n")
+        self.err.flush()
 
     def print_wake_steps(self) -> None:
         """--wake without --json: one stderr line per recovery step (the GUI shows them as
@@ -187,6 +262,12 @@ class Ctx:
     def base_doc(self, ok: bool = True) -> dict[str, Any]:
         """The keys every --json document starts with (docs/cli.md)."""
         doc: dict[str, Any] = {"ok": ok, "command": self.command, "device": self.serial or None}
+        if self.fallback_note:
+            doc["device_fallback"] = self.fallback_note
+        if self.notes:
+            doc["notes"] = list(self.notes)
+        if self.diagnostics or self.failure_diagnostics:
+            doc["device_diagnostics"] = self.diagnostics + self.failure_diagnostics
         if self.journal is not None:
             doc["journal"] = self.journal.session_id
         if getattr(self.args, "wake", False) and self.session is not None:

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from inspector.cli.context import Ctx
-from inspector.cli.output import print_error
+from inspector.cli.output import make_streams_safe, print_error
 from inspector.cli.parser import UsageError, build_parser
 from inspector.session.errors import ErrorInfo, ExitCode, InspectorError
 
@@ -117,6 +117,9 @@ async def run_command(ctx: Ctx) -> int:
     handler = _handlers()[key]
     try:
         return await asyncio.wait_for(handler(ctx), ctx.args.timeout)
+    except Exception:
+        await ctx.explain_failure()  # a phone app stopped or restricted? (docs/devices.md)
+        raise
     finally:
         try:
             await asyncio.wait_for(ctx.close(), 5)
@@ -127,6 +130,7 @@ async def run_command(ctx: Ctx) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Console entry point (`cetp-inspector`)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    make_streams_safe()
     if not argv:
         return run_gui(argv)
     parser = build_parser()
@@ -183,9 +187,11 @@ def main(argv: list[str] | None = None) -> int:
 
             traceback.print_exc()
         info, code = error_info(exc)
-        extra: dict[str, Any] = {"device": ctx.serial or None}
+        extra: dict[str, Any] = {"device": ctx.serial or None, **ctx.error_extra()}
         print_error(info, as_json=args.json, command=ctx.command, stream=ctx.out
                     if args.json else ctx.err, extra=extra)
+        if not args.json:
+            ctx.print_failure_diagnostics()
         return int(code)
 
 

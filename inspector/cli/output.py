@@ -15,6 +15,21 @@ from inspector.cli.terminal_text import safe_text
 from inspector.session.errors import ErrorInfo
 
 
+def make_streams_safe(*streams: TextIO) -> None:
+    """Never crash on a terminal that cannot show a character (PYTHONIOENCODING=ascii, a
+    latin-1 console, a pipe with LANG=C): such characters are written as backslash escapes
+    (a model name "Größe" → "Gr\\xf6\\xdfe") instead of ending in UnicodeEncodeError."""
+    for stream in streams or (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is None:
+            continue
+        try:
+            if (getattr(stream, "errors", "") or "strict") == "strict":
+                reconfigure(errors="backslashreplace")
+        except (ValueError, OSError):  # detached or closed stream: nothing to protect
+            pass
+
+
 def _default(o: Any) -> Any:
     if hasattr(o, "model_dump"):
         return o.model_dump(mode="json")

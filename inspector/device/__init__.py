@@ -4,6 +4,7 @@ Public entry point: `AdbDeviceLayer` (device snapshot + change events + `connect
 See docs/devices.md.
 """
 
+from inspector.device.diagnostics import Diagnostic
 from inspector.device.errors import DeviceError
 from inspector.device.layer import AdbDeviceLayer
 from inspector.device.models import DeviceChange, DeviceInfo, DeviceState
@@ -16,4 +17,5 @@ __all__ = [
     "DeviceError",
     "DeviceInfo",
     "DeviceState",
+    "Diagnostic",
 ]

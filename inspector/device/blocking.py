@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -22,6 +22,7 @@ from inspector.device.errors import (
     TIMEOUT,
     DeviceError,
     bounded,
+    redact,
 )
 
 T = TypeVar("T")
@@ -29,8 +30,19 @@ T = TypeVar("T")
 _executor = ThreadPoolExecutor(max_workers=8, thread_name_prefix="adb-call")
 
 
-async def run_blocking(fn: Callable[..., T], *args: Any, timeout: float, what: str) -> T:
-    """Run `fn(*args)` in the adb thread pool; adb failures become `DeviceError`."""
+async def run_blocking(
+    fn: Callable[..., T],
+    *args: Any,
+    timeout: float,
+    what: str,
+    secrets: Sequence[str] = (),
+) -> T:
+    """Run `fn(*args)` in the adb thread pool; adb failures become `DeviceError`.
+
+    `secrets` (the relay token) are blanked out of the error text before it is cut to
+    length, and the original exception (adbutils puts the command line in some) is then
+    not chained, so no piece of a secret survives in a message or traceback.
+    """
     loop = asyncio.get_running_loop()
     future = loop.run_in_executor(_executor, functools.partial(fn, *args))
     try:
@@ -44,13 +56,39 @@ async def run_blocking(fn: Callable[..., T], *args: Any, timeout: float, what: s
     except DeviceError:
         raise
     except (AdbError, OSError, EOFError) as exc:
-        raise translate_adb_error(exc, what) from exc
+        err = translate_adb_error(exc, what, secrets)
+        if not any(secrets):
+            raise err from exc
+    # Raised outside the `except` block so that not even __context__ keeps the original.
+    raise err
 
 
-def translate_adb_error(exc: BaseException, what: str) -> DeviceError:
-    """Map adbutils/socket errors to a specific DeviceError."""
-    text = bounded(str(exc) or type(exc).__name__, 200)
+def describe_exception(exc: BaseException) -> str:
+    """An exception as text; adbutils raises some with no message at all (a bare
+    `AdbError()` when the adb server closes a request), which says nothing to a user."""
+    text = str(exc).strip()
+    if text:
+        return text
+    if isinstance(exc, AdbError | EOFError):
+        return (
+            f"{type(exc).__name__} with no message: the adb server closed the request, "
+            "usually because the device went away"
+        )
+    return type(exc).__name__
+
+
+def translate_adb_error(
+    exc: BaseException, what: str, secrets: Sequence[str] = ()
+) -> DeviceError:
+    """Map adbutils/socket errors to a specific DeviceError (secrets redacted first)."""
+    text = bounded(redact(describe_exception(exc), secrets), 200)
     low = text.lower()
+    if "shell output invalid" in low:  # adbutils: the shell stream ended without an answer
+        return DeviceError(
+            DEVICE_NOT_FOUND,
+            f"{what}: the connection to the phone ended before the command answered.",
+            "The cable may have come out or the phone rebooted: check it and retry.",
+        )
     if isinstance(exc, AdbTimeout | TimeoutError):
         return DeviceError(
             TIMEOUT,

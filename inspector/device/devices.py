@@ -20,14 +20,23 @@ from pydantic import BaseModel, ConfigDict
 
 from inspector.device.adb_server import AdbEndpoint, ensure_server
 from inspector.device.blocking import run_blocking
-from inspector.device.errors import ADB_SERVER, DeviceError
+from inspector.device.errors import (
+    ADB_SERVER,
+    DEVICE_NOT_FOUND,
+    DEVICE_NOT_READY,
+    TIMEOUT,
+    DeviceError,
+    redact,
+)
 from inspector.device.models import (
+    STATE_HINTS,
     DeviceChange,
     DeviceInfo,
     DeviceState,
     parse_state,
     transport_of,
 )
+from inspector.device.vendors import vendor_grant_setting
 from inspector.tasks import Spawner
 from inspector.tasks import spawner as default_spawner
 
@@ -40,7 +49,10 @@ PROP_KEYS = {
     "sdk_int": "ro.build.version.sdk",
     "release": "ro.build.version.release",
     "abi": "ro.product.cpu.abi",
+    "booted": "sys.boot_completed",
 }
+# Reading one phone's properties may take this long before the listing goes on without it.
+DESCRIBE_TIMEOUT_S = 4.0
 
 
 class ShellResult(BaseModel):
@@ -71,7 +83,9 @@ def parse_getprop(text: str) -> dict[str, str]:
     return props
 
 
-def info_from_props(serial: str, raw_state: str, props: dict[str, str]) -> DeviceInfo:
+def info_from_props(
+    serial: str, raw_state: str, props: dict[str, str], error: str | None = None
+) -> DeviceInfo:
     sdk = props.get(PROP_KEYS["sdk_int"], "")
     return DeviceInfo(
         serial=serial,
@@ -83,6 +97,9 @@ def info_from_props(serial: str, raw_state: str, props: dict[str, str]) -> Devic
         sdk_int=int(sdk) if sdk.isdigit() else None,
         release=props.get(PROP_KEYS["release"]) or None,
         abi=props.get(PROP_KEYS["abi"]) or None,
+        booted=(props.get(PROP_KEYS["booted"], "").strip() == "1") if props else None,
+        grant_setting=vendor_grant_setting(props),
+        error=error,
     )
 
 
@@ -114,15 +131,43 @@ class AdbDevices:
         text = await run_blocking(self._devices_text, timeout=self.timeout, what="Listing devices")
         return parse_device_lines(text)
 
-    async def describe(self, serial: str, raw_state: str) -> DeviceInfo:
+    async def describe(
+        self, serial: str, raw_state: str, timeout: float | None = None
+    ) -> DeviceInfo:
         """A DeviceInfo; build facts are read only from devices in the `device` state."""
         if parse_state(raw_state) is not DeviceState.DEVICE:
             return info_from_props(serial, raw_state, {})
-        result = await self.shell(serial, ["getprop"])
+        result = await self.shell(serial, ["getprop"], timeout=timeout)
         return info_from_props(serial, raw_state, parse_getprop(result.output))
 
+    async def describe_or_error(
+        self, serial: str, raw_state: str, timeout: float = DESCRIBE_TIMEOUT_S
+    ) -> DeviceInfo:
+        """`describe` with a deadline; a phone that does not answer (or vanished meanwhile)
+        is still listed, with its adb state and what went wrong, never dropped."""
+        try:
+            return await asyncio.wait_for(self.describe(serial, raw_state, timeout), timeout + 1)
+        except (DeviceError, TimeoutError) as e:
+            timed_out = isinstance(e, TimeoutError) or e.code == TIMEOUT
+            why = (
+                f"it did not answer within {timeout:g} s"
+                if timed_out
+                else (e.message if isinstance(e, DeviceError) else str(e))
+            )
+            log.info("could not read properties of %s: %s", serial, why)
+            return info_from_props(
+                serial,
+                raw_state,
+                {},
+                error=f"Its properties could not be read: {why.rstrip('.')}. The phone may be "
+                "busy or wedged, or was just unplugged: replug it, or reboot it.",
+            )
+
     async def list_devices(self) -> list[DeviceInfo]:
-        return [await self.describe(s, st) for s, st in await self.list_states()]
+        """Every device, each phone asked concurrently with its own deadline: one slow or
+        vanishing phone never hides or delays the others (issue 11)."""
+        pairs = await self.list_states()
+        return list(await asyncio.gather(*(self.describe_or_error(s, st) for s, st in pairs)))
 
     async def shell(
         self,
@@ -140,20 +185,42 @@ class AdbDevices:
         t = timeout or self.timeout
         dev = self.device(serial)
         command = shlex.join(argv)
+        ret = await run_blocking(
+            lambda: dev.shell2(command, timeout=t),
+            timeout=t + 2,
+            what=f"`{argv[0]}` on {serial}",
+            secrets=secrets,
+        )
+        return ShellResult(
+            command=redact(command, secrets),
+            exit_code=ret.returncode,
+            output=redact(ret.output, secrets),
+        )
+
+    async def explain(self, serial: str, err: DeviceError, what: str) -> DeviceError:
+        """A failed adb request on `serial`, with the cause when the phone itself is gone or
+        not ready (adb answers those with a bare error that names nothing)."""
+        if err.code not in (ADB_SERVER, TIMEOUT):
+            return err
         try:
-            ret = await run_blocking(
-                lambda: dev.shell2(command, timeout=t),
-                timeout=t + 2,
-                what=f"`{argv[0]}` on {serial}",
+            raw = dict(await self.list_states()).get(serial)
+        except DeviceError:
+            return err
+        if raw is None:
+            return DeviceError(
+                DEVICE_NOT_FOUND,
+                f"{what} failed: {serial} is no longer attached (the cable came "
+                "out, Wi-Fi debugging dropped or the phone rebooted).",
+                "Plug it in again (or `adb connect` it) and retry.",
             )
-        except DeviceError as e:
-            if not any(s in str(e) for s in secrets if s):
-                raise
-            message = e.message
-            for s in secrets:
-                message = message.replace(s, "<secret>") if s else message
-            raise DeviceError(e.code, message, e.hint) from None
-        return ShellResult(command=command, exit_code=ret.returncode, output=ret.output)
+        state = parse_state(raw)
+        if state is not DeviceState.DEVICE:
+            return DeviceError(
+                DEVICE_NOT_READY,
+                f"{what} failed: {serial} is {raw}.",
+                STATE_HINTS[state],
+            )
+        return err
 
     async def connect_network(self, address: str) -> str:
         """`adb connect host:port` (Wi-Fi debugging, and the fake phone in tests)."""
@@ -173,6 +240,13 @@ class AdbDevices:
 
 Listener = Callable[[DeviceChange], None]
 
+# `host:track-devices` of adb 29 (Debian's) does not report a transport turning
+# `unauthorized` after `adb connect` (seen with the fake phone: the tracker kept `offline`
+# while `adb devices` said `unauthorized`); the adb in the adbutils wheel (36) does. The
+# inspector cannot choose which adb runs the user's server (Android Studio or a distro adb
+# may have started it), so the tracker reconciles by also polling `host:devices`.
+POLL_INTERVAL_S = 2.0
+
 
 class DeviceTracker:
     """A live device list: `snapshot()` plus change events, fed by `host:track-devices`.
@@ -191,8 +265,11 @@ class DeviceTracker:
         spawner: Spawner | None = None,
         retry_interval: float = 1.0,
         start_server: bool = True,
+        poll_interval: float = POLL_INTERVAL_S,
     ) -> None:
         self.devices = devices
+        self._poll_interval = poll_interval
+        self._describing: dict[str, asyncio.Task[None]] = {}
         self._spawner = spawner or default_spawner()
         self._retry = retry_interval
         self._start_server = start_server
@@ -224,9 +301,12 @@ class DeviceTracker:
         self._task = self._spawner.spawn(self._run(), "adb-device-tracker")
 
     async def stop(self) -> None:
-        """Stop tracking (only this tracker's task: the spawner may be the app's)."""
+        """Stop tracking (only this tracker's tasks: the spawner may be the app's)."""
         self._stopping = True
         self._close_socket()
+        for pending in list(self._describing.values()):
+            pending.cancel()
+        self._describing.clear()
         task, self._task = self._task, None
         if task is not None:
             task.cancel()
@@ -266,8 +346,12 @@ class DeviceTracker:
                     await self.devices.start_server()
                 await self._open_track(queue)
                 self.last_error = None
-                while (text := await queue.get()) is not None:
-                    await self._apply(parse_device_lines(text))
+                poller = self._spawner.spawn(self._poll(queue), "adb-device-poll")
+                try:
+                    while (text := await queue.get()) is not None:
+                        await self._apply(parse_device_lines(text))
+                finally:
+                    poller.cancel()
             except DeviceError as e:
                 self.last_error = e
             finally:
@@ -317,23 +401,58 @@ class DeviceTracker:
 
         threading.Thread(target=reader, name="adb-track-devices", daemon=True).start()
 
+    async def _poll(self, queue: asyncio.Queue[str | None]) -> None:
+        """Feed `host:devices` into the same queue every few seconds (see POLL_INTERVAL_S)."""
+        while True:
+            await asyncio.sleep(self._poll_interval)
+            try:
+                text = await run_blocking(
+                    self.devices._devices_text, timeout=self.devices.timeout, what="Polling devices"
+                )
+            except DeviceError as e:
+                log.info("polling adb devices failed: %s", e)
+                continue
+            queue.put_nowait(text)
+
     async def _apply(self, pairs: list[tuple[str, str]]) -> None:
+        """Update the snapshot at once; each phone's facts are read in their own task and
+        arrive as a later "changed" event, so no phone ever waits on another (issue 11)."""
         current = dict(pairs)
         changes: list[DeviceChange] = []
         for serial in list(self._snapshot):
             if serial not in current:
+                self._cancel_describe(serial)
                 changes.append(DeviceChange(kind="removed", device=self._snapshot.pop(serial)))
         for serial, raw in current.items():
             old = self._snapshot.get(serial)
             if old is not None and old.raw_state == raw:
                 continue
-            try:
-                info = await self.devices.describe(serial, raw)
-            except DeviceError as e:  # went away while we asked: list it without facts
-                log.info("could not read properties of %s: %s", serial, e)
-                info = info_from_props(serial, raw, {})
+            self._cancel_describe(serial)
+            info = info_from_props(serial, raw, {})
             self._snapshot[serial] = info
             changes.append(DeviceChange(kind="added" if old is None else "changed", device=info))
+            if info.state is DeviceState.DEVICE:
+                self._describing[serial] = self._spawner.spawn(
+                    self._describe(serial, raw), f"adb-describe {serial}"
+                )
+        await self._emit(changes)
+
+    def _cancel_describe(self, serial: str) -> None:
+        pending = self._describing.pop(serial, None)
+        if pending is not None and pending is not asyncio.current_task():
+            pending.cancel()
+
+    async def _describe(self, serial: str, raw: str) -> None:
+        info = await self.devices.describe_or_error(serial, raw)
+        if self._describing.get(serial) is asyncio.current_task():
+            del self._describing[serial]
+        current = self._snapshot.get(serial)
+        if current is None or current.raw_state != raw:
+            return  # it changed meanwhile; a newer task describes it
+        self._snapshot[serial] = info
+        await self._emit([DeviceChange(kind="changed", device=info)])
+
+    async def _emit(self, changes: list[DeviceChange]) -> None:
         for change in changes:
             for listener in list(self._listeners):
                 try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 ADB_MISSING = "ADB_MISSING"
 ADB_SERVER = "ADB_SERVER"
 TIMEOUT = "TIMEOUT"
@@ -14,6 +16,8 @@ INSTALL_NEEDS_CONFIRMATION = "INSTALL_NEEDS_CONFIRMATION"
 RELAY_START_FAILED = "RELAY_START_FAILED"
 RELAY_UNREACHABLE = "RELAY_UNREACHABLE"
 APP_CONTROL_FAILED = "APP_CONTROL_FAILED"
+RELAY_NOT_OURS = "RELAY_NOT_OURS"
+DEVICE_BOOTING = "DEVICE_BOOTING"
 
 
 class DeviceError(Exception):
@@ -30,3 +34,18 @@ def bounded(text: str, limit: int = 400) -> str:
     """Device output is untrusted: keep it to one bounded, printable snippet."""
     clean = "".join(ch if ch.isprintable() or ch == "\n" else "?" for ch in text.strip())
     return clean if len(clean) <= limit else clean[:limit] + "…"
+
+
+SECRET_MARK = "<secret>"
+
+
+def redact(text: str, secrets: Iterable[str] = ()) -> str:
+    """Blank every secret (the relay token) out of `text`.
+
+    Always redact BEFORE cutting text to a length: a token cut in half no longer matches
+    and its first half would survive (issue 11).
+    """
+    for s in secrets:
+        if s:
+            text = text.replace(s, SECRET_MARK)
+    return text

@@ -6,21 +6,35 @@ The session's `DeviceManager` merges this with the virtual device (serial `virtu
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable
 
 from inspector.device.adb_server import AdbEndpoint
 from inspector.device.devices import AdbDevices, DeviceTracker, Listener
+from inspector.device.diagnostics import Diagnostic, PhoneChecks, gather_checks
 from inspector.device.errors import (
+    DEVICE_BOOTING,
     DEVICE_NOT_FOUND,
     DEVICE_NOT_READY,
     INSTALL_NEEDS_CONFIRMATION,
+    RELAY_NOT_OURS,
+    RELAY_START_FAILED,
     RELAY_UNREACHABLE,
     DeviceError,
 )
 from inspector.device.models import DeviceInfo, DeviceState, parse_state
-from inspector.device.relay_lifecycle import InstallOutcome, InstallResult, RelayLifecycle
+from inspector.device.relay_lifecycle import (
+    InstallOutcome,
+    InstallResult,
+    Notify,
+    RelayLifecycle,
+    booting_error,
+)
 from inspector.device.relay_link import ConnectMode, Handshake, RelayLink, relay_client_handshake
+from inspector.device.session_pin import SessionPin
 from inspector.device.shipped_relay import ShippedRelay
 from inspector.relay.api import AUTH_FAILED, RelayApi, RelayError
 from inspector.tasks import Spawner
@@ -29,6 +43,9 @@ log = logging.getLogger(__name__)
 
 # Asked when an upgrade needs an uninstall; gets the explanation, returns the user's answer.
 ConfirmUninstall = Callable[[str], Awaitable[bool]]
+
+# A phone still booting gets this long to finish before the connect gives up.
+BOOT_WAIT_S = 60.0
 
 
 class AdbDeviceLayer:
@@ -42,15 +59,32 @@ class AdbDeviceLayer:
         shipped: ShippedRelay | None = None,
         mode: ConnectMode = ConnectMode.FORWARD,
         handshake: Handshake = relay_client_handshake,
+        notify: Notify | None = None,
     ) -> None:
         self.devices = AdbDevices(endpoint)
         self.tracker = DeviceTracker(self.devices, spawner)
-        self.lifecycle = RelayLifecycle(self.devices, shipped)
+        self.lifecycle = RelayLifecycle(self.devices, shipped, notify=notify)
         self.mode = mode
         self._handshake = handshake
         self.links: dict[str, RelayLink] = {}
         self.last_install: dict[str, InstallOutcome] = {}
-        self.grant_warnings: dict[str, list[str]] = {}
+        #: what the last connect found wrong on each phone (grants refused, locked, …)
+        self.diagnostics: dict[str, list[Diagnostic]] = {}
+        self.pins: dict[str, SessionPin] = {}
+        self.boot_wait_s = BOOT_WAIT_S
+        self.open_timeout_s = 15.0  # how long a started relay gets to accept the connection
+
+    @property
+    def grant_warnings(self) -> dict[str, list[str]]:
+        """Refused grants per phone, as text (older callers)."""
+        return {
+            s: [d.text() for d in ds if d.code == "GRANT_REFUSED"]
+            for s, ds in self.diagnostics.items()
+        }
+
+    def notify(self, text: str) -> None:
+        if self.lifecycle.notify is not None:
+            self.lifecycle.notify(text)
 
     # -- device list ----------------------------------------------------------------------
     def start(self) -> None:
@@ -82,13 +116,49 @@ class AdbDeviceLayer:
         info = await self.devices.describe(serial, states[serial])
         if parse_state(states[serial]) is not DeviceState.DEVICE:
             raise DeviceError(DEVICE_NOT_READY, f"{serial} is {info.raw_state}.", info.hint)
+        if info.booted is False:
+            info = await self._wait_for_boot(serial, states[serial])
         return info
+
+    async def _wait_for_boot(self, serial: str, raw_state: str) -> DeviceInfo:
+        """A phone still starting: say so, then go on once `sys.boot_completed` is 1."""
+        self.notify(f"{serial} is still starting up; waiting for it to finish booting.")
+        deadline = time.monotonic() + self.boot_wait_s
+        while time.monotonic() < deadline:
+            await asyncio.sleep(1.0)
+            with contextlib.suppress(DeviceError):
+                info = await self.devices.describe(serial, raw_state)
+                if info.booted:
+                    return info
+        err = booting_error(serial)
+        raise DeviceError(
+            DEVICE_BOOTING, f"{err.message[:-1]} after {self.boot_wait_s:g} s.", err.hint
+        )
+
+    async def phone_diagnostics(self, serial: str, sdk_int: int | None) -> list[Diagnostic]:
+        """What explains trouble on this phone now: locked, relay not foreground, overlay
+        not granted, the relay's last death (`devices` and the device view show these)."""
+        checks = PhoneChecks(self.devices, serial, sdk_int)
+        pkg = self.lifecycle.shipped.package
+        return await gather_checks(
+            [
+                checks.keyguard,
+                lambda: checks.relay_foreground(pkg),
+                lambda: checks.overlay(pkg),
+                lambda: checks.last_exit(pkg),
+            ],
+            timeout=6.0,
+        )
 
     # -- relay ----------------------------------------------------------------------------
     async def connect_relay(
         self, serial: str, *, confirm_uninstall: ConfirmUninstall | None = None
     ) -> RelayApi:
-        """Install/upgrade (asking before any uninstall), grant, start, connect, handshake."""
+        """Install/upgrade (asking before any uninstall), grant, start, connect, handshake.
+
+        The session token goes only to a relay signed with the shipped relay's certificate:
+        `install` never keeps another signer's relay (it asks for the uninstall instead).
+        """
         await self.disconnect_relay(serial)
         info = await self._require_online(serial)
         outcome = await self.lifecycle.install(serial)
@@ -98,17 +168,71 @@ class AdbDeviceLayer:
                 raise DeviceError(
                     INSTALL_NEEDS_CONFIRMATION,
                     outcome.message,
-                    "Confirm the uninstall to continue, or uninstall the relay "
-                    "on the phone yourself.",
+                    "Confirm the uninstall to continue (CLI: --allow-uninstall; window: the "
+                    "uninstall question), or uninstall org.cetp.inspector.relay on the phone "
+                    "yourself.",
                 )
             outcome = await self.lifecycle.install(serial, confirm_uninstall=True)
         self.last_install[serial] = outcome
-        self.grant_warnings[serial] = await self.lifecycle.grant(serial, info.sdk_int)
-        launch = await self.lifecycle.start(serial)
-        link = RelayLink(self.devices, launch, self.mode, self._handshake)
-        client = await link.open()
+        if not self.lifecycle.trusted(outcome):  # the last gate before the token leaves
+            raise DeviceError(
+                RELAY_NOT_OURS,
+                self.lifecycle.foreign_message(outcome.before),
+                "Rerun with --allow-uninstall (window: accept the uninstall question), or "
+                "uninstall org.cetp.inspector.relay on the phone yourself.",
+            )
+        found = await self.lifecycle.grant(serial, info.sdk_int, info.grant_setting)
+        checks = PhoneChecks(self.devices, serial, info.sdk_int)
+        locked = await _quick(checks.keyguard())
+        found += locked
+        pin = SessionPin(self.devices, serial, self.lifecycle.shipped.package, info.sdk_int)
+        await pin.apply()
+        self.pins[serial] = pin
+        self.diagnostics[serial] = found
+        try:
+            # Locked: `am start -W` would wait for a launch the lock screen holds back; the
+            # service alone takes the session (confirmations wait for the unlock).
+            launch = await self.lifecycle.start(serial, headless=bool(locked))
+            link = RelayLink(self.devices, launch, self.mode, self._handshake)
+            client = await link.open(self.open_timeout_s)
+        except DeviceError as e:
+            await self._unpin(serial)
+            raise await self._explained(e, serial, info.sdk_int) from None
+        except Exception:  # AUTH_FAILED, UNSUPPORTED_VERSION …: the phone is put back too
+            await self._unpin(serial)
+            raise
         self.links[serial] = link
+        fg = await _quick(checks.relay_foreground(self.lifecycle.shipped.package))
+        self.diagnostics[serial] = found + fg
         return client
+
+    async def app_diagnostics(
+        self, serial: str, package: str, sdk_int: int | None = None
+    ) -> list[Diagnostic]:
+        """Why a target app may not answer: stopped state (broadcasts skip it) or a
+        restricted standby bucket. For callers explaining a timeout (docs/devices.md)."""
+        from inspector.device.relay_lifecycle import check_package_name
+
+        package = check_package_name(package)  # untrusted (from a provider): before any shell
+        checks = PhoneChecks(self.devices, serial, sdk_int)
+        return await gather_checks([lambda: checks.app_state(package)], 6.0)
+
+    async def _explained(self, e: DeviceError, serial: str, sdk_int: int | None) -> DeviceError:
+        """A relay that did not start or answer: add what the phone says about why."""
+        if e.code not in (RELAY_START_FAILED, RELAY_UNREACHABLE):
+            return e
+        found = await self.phone_diagnostics(serial, sdk_int)
+        self.diagnostics[serial] = self.diagnostics.get(serial, []) + found
+        if not found:
+            return e
+        why = " ".join(d.message for d in found)
+        hints = " ".join(d.hint for d in found if d.hint)
+        return DeviceError(e.code, f"{e.message} On the phone: {why}", f"{hints} {e.hint}")
+
+    async def _unpin(self, serial: str) -> None:
+        pin = self.pins.pop(serial, None)
+        if pin is not None:
+            await pin.undo()
 
     async def reconnect_relay(
         self,
@@ -142,12 +266,22 @@ class AdbDeviceLayer:
         log.info(
             "relay on %s did not answer on its old socket (%s); starting it again", serial, reason
         )
-        return await self.connect_relay(serial, confirm_uninstall=confirm_uninstall)
+        # Why it died (Android 11+ exit-info), told now and kept with the new session's
+        # diagnostics so the user learns it was killed, not just that it came back.
+        info = self.tracker.get(serial)
+        checks = PhoneChecks(self.devices, serial, info.sdk_int if info else None)
+        killed = await _quick(checks.last_exit(self.lifecycle.shipped.package))
+        for d in killed:
+            self.notify(f"The relay on {serial} had stopped; starting it again. {d.message}")
+        client = await self.connect_relay(serial, confirm_uninstall=confirm_uninstall)
+        self.diagnostics[serial] = killed + self.diagnostics.get(serial, [])
+        return client
 
     async def disconnect_relay(self, serial: str) -> None:
         link = self.links.pop(serial, None)
         if link is not None:
             await link.close()
+        await self._unpin(serial)
 
     # -- provider process control -----------------------------------------------------------
     async def force_stop(self, serial: str, package: str) -> None:
@@ -155,3 +289,11 @@ class AdbDeviceLayer:
 
     async def restart_app(self, serial: str, package: str) -> str:
         return await self.lifecycle.restart(serial, package)
+
+
+async def _quick(check: Awaitable[list[Diagnostic]]) -> list[Diagnostic]:
+    """A diagnostic that must not hold up the connect: skipped when it cannot answer."""
+    try:
+        return await asyncio.wait_for(check, 6.0)
+    except (DeviceError, TimeoutError):
+        return []

@@ -70,6 +70,9 @@ class DeviceInfo(BaseModel):
     sdk_int: int | None = None
     release: str | None = None
     abi: str | None = None
+    booted: bool | None = None  # sys.boot_completed == 1 (None: not read)
+    grant_setting: str | None = None  # vendor switch adb grants need (inspector.device.vendors)
+    error: str | None = None  # why its facts could not be read (listing goes on without)
 
     @property
     def usable(self) -> bool:

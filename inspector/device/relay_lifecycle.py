@@ -8,24 +8,33 @@ Installing never silently removes a user's data: when Android refuses an in-plac
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import re
 import secrets
+from collections.abc import Callable
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from inspector.device.apk_signers import fingerprint, signer_digests
 from inspector.device.blocking import run_blocking
 from inspector.device.devices import AdbDevices
+from inspector.device.diagnostics import Diagnostic, grant_refusals
 from inspector.device.errors import (
     APP_CONTROL_FAILED,
+    DEVICE_BOOTING,
     INSTALL_FAILED,
+    INSTALL_NEEDS_CONFIRMATION,
     RELAY_START_FAILED,
+    SHELL_FAILED,
+    TIMEOUT,
     DeviceError,
     bounded,
 )
 from inspector.device.shipped_relay import ShippedRelay, load_shipped_relay
+from inspector.device.sync_push import SyncFailure, push_bytes
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +46,26 @@ EXTRA_SOCKET = "org.cetp.inspector.relay.SOCKET"
 EXTRA_TOKEN = "org.cetp.inspector.relay.TOKEN"
 REMOTE_APK_PATH = "/data/local/tmp/cetp-relay.apk"
 INSTALL_TIMEOUT_S = 120.0
+# After this long without an answer, `pm install` is most likely held by a vendor's
+# "install via USB?" prompt (MIUI, ColorOS, Vivo): tell the user to look at the phone.
+INSTALL_PROMPT_NOTICE_S = 5.0
+# `cmd` (behind `pm` since Android 7) while the package service is not up yet, i.e. the
+# phone is still booting (frameworks/native/cmds/cmd/cmd.cpp).
+BOOTING_MARK = "Can't find service: package"
+# Am.java: START_TASK_TO_FRONT — the relay's task was already open, the new intent (with
+# the new socket name and token) was NOT delivered.
+TASK_TO_FRONT_MARK = "its current task has been brought to the front"
+
+Notify = Callable[[str], None]
+
+
+def new_session_token() -> str:
+    """A fresh relay session token (hex: no shell quoting, docs/relay-apk.md).
+
+    One function so the test suite can learn every token it generates and check that no
+    piece of one ever reaches output, logs or journals (tests/conftest.py).
+    """
+    return secrets.token_hex(24)
 
 
 def relay_start_command(
@@ -99,6 +128,7 @@ class InstalledRelay(BaseModel):
     version_code: int | None = None
     apk_sha256: str | None = None
     path: str | None = None
+    signers: tuple[str, ...] = ()  # SHA-256 of each signer certificate (apk_signers)
 
 
 class InstallResult(StrEnum):
@@ -134,6 +164,14 @@ def _failure_code(output: str) -> str:
     return m.group(1) if m else "UNKNOWN"
 
 
+def booting_error(serial: str) -> DeviceError:
+    return DeviceError(
+        DEVICE_BOOTING,
+        f"{serial} is still starting up (its package service is not running yet).",
+        "Wait until the phone has finished booting and is unlocked, then retry.",
+    )
+
+
 def check_package_name(package: str) -> str:
     """Package names may come from providers (untrusted): accept only valid names."""
     if not PACKAGE_NAME.match(package) or len(package) > 255:
@@ -148,9 +186,16 @@ def check_package_name(package: str) -> str:
 class RelayLifecycle:
     """Everything the inspector does to the relay app through adb (one phone at a time)."""
 
-    def __init__(self, devices: AdbDevices, shipped: ShippedRelay | None = None) -> None:
+    def __init__(
+        self, devices: AdbDevices, shipped: ShippedRelay | None = None, notify: Notify | None = None
+    ) -> None:
         self.devices = devices
         self._shipped = shipped
+        self._shipped_signers: tuple[str, ...] | None = None
+        #: told (one line for a person) when a step waits on the user, e.g. an install prompt
+        self.notify = notify
+        self.install_timeout_s = INSTALL_TIMEOUT_S
+        self.prompt_notice_s = INSTALL_PROMPT_NOTICE_S
 
     @property
     def shipped(self) -> ShippedRelay:
@@ -158,33 +203,83 @@ class RelayLifecycle:
             self._shipped = load_shipped_relay()
         return self._shipped
 
-    async def check(self, serial: str) -> InstalledRelay:
-        """Is the relay installed, and is it byte-for-byte the APK we ship?"""
-        pkg = self.shipped.package
-        listed = await self.devices.shell(
+    @property
+    def shipped_signers(self) -> tuple[str, ...]:
+        """Who signed the APK we ship (the only signer we hand a token to)."""
+        if self._shipped_signers is None:
+            self._shipped_signers = signer_digests(self.shipped.read_apk())
+        return self._shipped_signers
+
+    def _tell(self, text: str) -> None:
+        log.info("%s", text)
+        if self.notify is not None:
+            self.notify(text)
+
+    async def _pm(self, serial: str, argv: list[str], timeout: float | None = None) -> str:
+        """Run a `pm`/`dumpsys` query; a booting phone or a failing command raises."""
+        ret = await self.devices.shell(serial, argv, timeout=timeout)
+        if BOOTING_MARK in ret.output:
+            raise booting_error(serial)
+        return ret.output
+
+    async def installed_version(self, serial: str, pkg: str) -> int | None:
+        """versionCode of `pkg`, None when it is not installed.
+
+        `pm list packages --show-versioncode` exists from Android 9 (API 28); on 8.x pm
+        answers "Unknown option", so `dumpsys package` (every API level) is asked then. A
+        failing command is an error, never "not installed" (AOSP PackageManagerShellCommand).
+        """
+        ret = await self.devices.shell(
             serial, ["pm", "list", "packages", "--show-versioncode", pkg]
         )
-        version: int | None = None
-        for line in listed.output.splitlines():
-            m = re.fullmatch(r"package:(\S+) versionCode:(\d+)", line.strip())
-            if m and m.group(1) == pkg:
-                version = int(m.group(2))
+        if BOOTING_MARK in ret.output:
+            raise booting_error(serial)
+        if ret.exit_code == 0 and "Error" not in ret.output:
+            for line in ret.output.splitlines():
+                m = re.fullmatch(r"package:(\S+) versionCode:(\d+)", line.strip())
+                if m and m.group(1) == pkg:
+                    return int(m.group(2))
+            if not any(ln.strip() == f"package:{pkg}" for ln in ret.output.splitlines()):
+                return None  # listed fine, and the relay is not among the packages
+        dump = await self.devices.shell(serial, ["dumpsys", "package", pkg])
+        if BOOTING_MARK in dump.output:
+            raise booting_error(serial)
+        m = re.search(
+            rf"Package \[{re.escape(pkg)}\].*?versionCode=(\d+)", dump.output, re.S
+        )
+        if m:
+            return int(m.group(1))
+        missing = "Unable to find package" in dump.output or not dump.output.strip()
+        if dump.exit_code == 0 and missing:
+            return None
+        raise DeviceError(
+            SHELL_FAILED,
+            f"Cannot tell whether the relay is installed on {serial}: `pm list packages` "
+            f"answered {bounded(ret.output, 120)!r} (exit {ret.exit_code}) and `dumpsys "
+            f"package` answered {bounded(dump.output, 120)!r} (exit {dump.exit_code}).",
+            "Unlock the phone and retry; if it persists, reboot the phone.",
+        )
+
+    async def check(self, serial: str) -> InstalledRelay:
+        """Is the relay installed, is it byte-for-byte the APK we ship, and who signed it?"""
+        pkg = self.shipped.package
+        version = await self.installed_version(serial, pkg)
         if version is None:
             return InstalledRelay(status=RelayStatus.MISSING)
-        where = await self.devices.shell(serial, ["pm", "path", pkg])
-        paths = [
-            ln[len("package:") :] for ln in where.output.splitlines() if ln.startswith("package:")
-        ]
+        where = await self._pm(serial, ["pm", "path", pkg])
+        paths = [ln[len("package:") :] for ln in where.splitlines() if ln.startswith("package:")]
         digest = None
+        signers: tuple[str, ...] = ()
         if paths:
             dev = self.devices.device(serial)
             data = await run_blocking(
                 dev.sync.read_bytes,
                 paths[0],
-                timeout=INSTALL_TIMEOUT_S,
+                timeout=self.install_timeout_s,
                 what="Reading the installed relay",
             )
             digest = hashlib.sha256(data).hexdigest()
+            signers = signer_digests(data)
         shipped = self.shipped
         if digest == shipped.sha256:
             status = RelayStatus.CURRENT
@@ -199,6 +294,34 @@ class RelayLifecycle:
             version_code=version,
             apk_sha256=digest,
             path=paths[0] if paths else None,
+            signers=signers,
+        )
+
+    def is_ours(self, installed: InstalledRelay) -> bool:
+        """Signed with the shipped relay's certificate(s)? (Unreadable → not ours.)"""
+        return bool(installed.signers) and installed.signers == self.shipped_signers
+
+    def trusted(self, outcome: InstallOutcome) -> bool:
+        """May this relay get the session token? Only the shipped bytes (just installed or
+        verified by digest) or a relay signed with the shipped relay's certificate."""
+        if outcome.result in (
+            InstallResult.ALREADY_CURRENT,
+            InstallResult.INSTALLED,
+            InstallResult.UPGRADED,
+            InstallResult.REINSTALLED,
+        ):
+            return True
+        return outcome.result is InstallResult.KEPT_NEWER and self.is_ours(outcome.before)
+
+    def foreign_message(self, installed: InstalledRelay) -> str:
+        theirs = ", ".join(fingerprint(d) for d in installed.signers) or "unreadable (no v2/v3 "\
+            "signature)"
+        ours = ", ".join(fingerprint(d) for d in self.shipped_signers) or "unknown"
+        return (
+            f"The relay on the phone (versionCode {installed.version_code}) is signed with "
+            f"certificate SHA-256 {theirs}, not the inspector's ({ours}). The inspector "
+            "will not hand its session token to it. Uninstalling it first removes that relay "
+            "and its data on the phone. Uninstall it and install the shipped relay?"
         )
 
     async def install(self, serial: str, *, confirm_uninstall: bool = False) -> InstallOutcome:
@@ -211,23 +334,27 @@ class RelayLifecycle:
                 before=before,
                 message=f"Relay {shipped.version_name} is installed.",
             )
-        if before.status is RelayStatus.NEWER:
+        if before.status is RelayStatus.NEWER and self.is_ours(before):
             return InstallOutcome(
                 result=InstallResult.KEPT_NEWER,
                 before=before,
-                message=f"The phone has a newer relay (versionCode {before.version_code}); "
-                "kept it.",
+                message=f"The phone has a newer relay (versionCode {before.version_code}, "
+                "signed with the inspector's key); kept it.",
             )
-        apk = shipped.read_apk()
-        dev = self.devices.device(serial)
-        await run_blocking(
-            dev.sync.push,
-            apk,
-            REMOTE_APK_PATH,
-            0o644,
-            timeout=INSTALL_TIMEOUT_S,
-            what="Copying the relay APK to the phone",
-        )
+        if before.status is RelayStatus.NEWER and not confirm_uninstall:
+            # A newer relay signed by someone else: never started with our token (issue 11).
+            return InstallOutcome(
+                result=InstallResult.NEEDS_CONFIRMATION,
+                before=before,
+                message=self.foreign_message(before),
+            )
+        if before.status is RelayStatus.NEWER:
+            await self._push(serial)
+            try:
+                return await self._reinstall(serial, before)
+            finally:
+                await self._cleanup(serial)
+        await self._push(serial)
         try:
             out = await self._pm_install(serial)
             if out == "Success":
@@ -255,33 +382,105 @@ class RelayLifecycle:
                     "relay and its data on the phone. Uninstall and install the shipped "
                     "relay?",
                 )
-            removed = await self.devices.shell(serial, ["pm", "uninstall", shipped.package])
-            if "Success" not in removed.output:
-                raise DeviceError(
-                    INSTALL_FAILED,
-                    f"Uninstalling the old relay failed: {bounded(removed.output, 200)}",
-                    "Uninstall org.cetp.inspector.relay on the phone by hand, then retry.",
-                )
-            out = await self._pm_install(serial)
-            if out != "Success":
-                code = _failure_code(out)
-                raise DeviceError(
-                    INSTALL_FAILED,
-                    f"Installing the relay failed: {code} ({bounded(out, 200)}).",
-                    INSTALL_FAILURE_HINTS.get(code, "Check the phone's screen and retry."),
-                )
-            return InstallOutcome(
-                result=InstallResult.REINSTALLED,
-                before=before,
-                message="The old relay was uninstalled and the shipped relay installed.",
-            )
+            return await self._reinstall(serial, before)
         finally:
+            await self._cleanup(serial)
+
+    async def _reinstall(self, serial: str, before: InstalledRelay) -> InstallOutcome:
+        """The user agreed: uninstall the relay on the phone, install the shipped one."""
+        shipped = self.shipped
+        removed = await self.devices.shell(serial, ["pm", "uninstall", shipped.package])
+        if "Success" not in removed.output:
+            raise DeviceError(
+                INSTALL_FAILED,
+                f"Uninstalling the old relay failed: {bounded(removed.output, 200)}",
+                "Uninstall org.cetp.inspector.relay on the phone by hand, then retry.",
+            )
+        out = await self._pm_install(serial)
+        if out != "Success":
+            code = _failure_code(out)
+            raise DeviceError(
+                INSTALL_FAILED,
+                f"Installing the relay failed: {code} ({bounded(out, 200)}).",
+                INSTALL_FAILURE_HINTS.get(code, "Check the phone's screen and retry."),
+            )
+        return InstallOutcome(
+            result=InstallResult.REINSTALLED,
+            before=before,
+            message="The old relay was uninstalled and the shipped relay installed.",
+        )
+
+    async def _push(self, serial: str) -> None:
+        """Copy the APK to the phone; a refusal carries the phone's own reason."""
+        apk = self.shipped.read_apk()
+        dev = self.devices.device(serial)
+        try:
+            await run_blocking(
+                push_bytes,
+                dev,
+                apk,
+                REMOTE_APK_PATH,
+                0o644,
+                self.install_timeout_s,
+                timeout=self.install_timeout_s,
+                what="Copying the relay APK to the phone",
+            )
+        except DeviceError as e:
+            cause = e.__cause__
+            if not isinstance(cause, SyncFailure):
+                raise
+            hint = (
+                "Free some storage on the phone (Settings → Storage) and retry."
+                if "No space" in cause.reason
+                else "Check the phone's storage and retry."
+            )
+            raise DeviceError(
+                INSTALL_FAILED,
+                f"The phone refused the relay APK ({len(apk)} bytes to {REMOTE_APK_PATH}): "
+                f"{bounded(cause.reason, 200)}",
+                hint,
+            ) from None
+
+    async def _cleanup(self, serial: str) -> None:
+        """Remove the pushed APK. Never masks the install's own outcome or error: when the
+        phone went away meanwhile, the real failure is the one the user needs."""
+        try:
             await self.devices.shell(serial, ["rm", "-f", REMOTE_APK_PATH])
+        except DeviceError as e:
+            log.info("could not remove %s on %s: %s", REMOTE_APK_PATH, serial, e)
 
     async def _pm_install(self, serial: str) -> str:
-        ret = await self.devices.shell(
-            serial, ["pm", "install", "-r", "-t", REMOTE_APK_PATH], timeout=INSTALL_TIMEOUT_S
+        """`pm install -r -t -g` (-g grants the runtime permissions, e.g. POST_NOTIFICATIONS,
+        at install: PackageManagerShellCommand). Tells the user to look at the phone when
+        it takes longer than a prompt-free install would."""
+        loop = asyncio.get_running_loop()
+        notice = loop.call_later(
+            self.prompt_notice_s,
+            self._tell,
+            f"Installing the relay on {serial} is waiting: look at the phone and confirm the "
+            "install if it asks (Xiaomi, OPPO, vivo and others ask for installs over USB).",
         )
+        try:
+            ret = await self.devices.shell(
+                serial,
+                ["pm", "install", "-r", "-t", "-g", REMOTE_APK_PATH],
+                timeout=self.install_timeout_s,
+            )
+        except DeviceError as e:
+            if e.code != TIMEOUT:
+                raise
+            raise DeviceError(
+                INSTALL_NEEDS_CONFIRMATION,
+                f"`pm install` on {serial} did not answer within "
+                f"{self.install_timeout_s:g} s: a confirmation prompt may be waiting on the "
+                "phone.",
+                'Unlock the phone, accept the install prompt (Xiaomi: also turn on Developer '
+                'options → "Install via USB"), and retry.',
+            ) from None
+        finally:
+            notice.cancel()
+        if BOOTING_MARK in ret.output:
+            raise booting_error(serial)
         lines = [ln.strip() for ln in ret.output.splitlines() if ln.strip()]
         if "Success" in lines:
             return "Success"
@@ -290,9 +489,13 @@ class RelayLifecycle:
             ret.output.strip() or f"exit code {ret.exit_code}",
         )
 
-    async def grant(self, serial: str, sdk_int: int | None) -> list[str]:
-        """Grant what adb can grant; returns readable warnings for what did not work."""
-        warnings = []
+    async def grant(
+        self, serial: str, sdk_int: int | None, setting: str | None = None
+    ) -> list[Diagnostic]:
+        """Grant what adb can grant; what the phone refused comes back as diagnostics that
+        name the vendor setting to change (`setting`: MIUI/HyperOS, ColorOS/OxygenOS, from
+        `inspector.device.vendors`)."""
+        refused: list[tuple[str, str]] = []
         pkg = self.shipped.package
         for min_sdk, template in RELAY_GRANTS:
             if sdk_int is not None and sdk_int < min_sdk:
@@ -300,27 +503,42 @@ class RelayLifecycle:
             argv = [a.replace("{pkg}", pkg) for a in template]
             ret = await self.devices.shell(serial, argv)
             if ret.exit_code != 0 or "Exception" in ret.output or "Error" in ret.output:
-                warnings.append(f"`{' '.join(argv)}` failed: {bounded(ret.output, 160)}")
-        for w in warnings:
-            log.info("relay grant on %s: %s", serial, w)
-        return warnings
+                refused.append((" ".join(argv), ret.output))
+        found = grant_refusals(refused, setting)
+        for d in found:
+            log.info("relay grant on %s: %s", serial, d.text())
+        return found
 
     async def start(self, serial: str, *, headless: bool = False) -> RelayLaunch:
-        """Start the relay with a fresh abstract socket name and token."""
+        """Start the relay with a fresh abstract socket name and token.
+
+        The caller has made sure the installed relay is ours (`install` refuses to keep a
+        relay signed by another key). When the relay's screen is already open, Android
+        brings its task to the front WITHOUT delivering the new intent (and its token); the
+        session is then delivered to the relay's service instead.
+        """
         pkg = self.shipped.package
         launch = RelayLaunch(
             serial=serial,
             package=pkg,
             socket_name=f"cetp-relay-{secrets.token_hex(8)}",
-            token=secrets.token_hex(24),  # hex: no shell quoting (docs/relay-apk.md)
+            token=new_session_token(),
         )
         ret = await self.devices.shell(
             serial,
             relay_start_command(pkg, launch.socket_name, launch.token, headless=headless),
             secrets=[launch.token],
         )
-        # Never echo the command line (it holds the token); the output does not.
-        text = ret.output.replace(launch.token, "<token>")
+        if not headless and TASK_TO_FRONT_MARK in ret.output:
+            log.info("relay task was already open on %s; delivering the session to its service",
+                     serial)
+            ret = await self.devices.shell(
+                serial,
+                relay_start_command(pkg, launch.socket_name, launch.token, headless=True),
+                secrets=[launch.token],
+            )
+        # shell() has blanked the token out of the output and any error text.
+        text = ret.output
         if ret.exit_code != 0 or "Error" in text or "Exception" in text:
             raise DeviceError(
                 RELAY_START_FAILED,

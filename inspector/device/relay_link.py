@@ -148,6 +148,14 @@ class RelayLink:
 
     async def ensure_forward(self) -> int:
         """Make sure `tcp:PORT -> localabstract:NAME` exists (again); returns PORT."""
+        try:
+            return await self._ensure_forward()
+        except DeviceError as e:  # name the cause: a bare AdbError when the phone went away
+            raise await self.devices.explain(
+                self.serial, e, "Forwarding the relay socket"
+            ) from None
+
+    async def _ensure_forward(self) -> int:
         dev = self.devices.device(self.serial)
         existing = await run_blocking(
             dev.forward_list, timeout=self.devices.timeout, what="Listing forwards"

@@ -39,6 +39,16 @@ class DeviceInfo(BaseModel):
     usable: bool = True
     android_rules: list[str] = Field(default_factory=list)
     """The in-process virtual device: ids of the Android rules its API profile enforces."""
+    error: str = ""  # why its facts could not be read (it is listed all the same)
+    #: what explains trouble on the phone now: [{code, message, hint}] (docs/devices.md)
+    diagnostics: list[dict[str, str]] = Field(default_factory=list)
+
+    def describe(self) -> str:
+        """Serial, model and state for messages that name a device."""
+        bits = [self.model] if self.model and self.model != self.serial else []
+        if not self.usable:
+            bits.append(self.state)
+        return f"{self.serial} ({', '.join(bits)})" if bits else self.serial
 
 
 class VirtualConfig(BaseModel):
@@ -152,50 +162,93 @@ class VirtualDeviceHost:
             await device.aclose()
 
 
-def from_adb(d: Any) -> DeviceInfo:
-    """`inspector.device.models.DeviceInfo` → a device-list row."""
+def from_adb(d: Any, diagnostics: list[Any] | None = None) -> DeviceInfo:
+    """`inspector.device.models.DeviceInfo` (+ `Diagnostic`s) → a device-list row."""
     return DeviceInfo(
         serial=d.serial, kind="adb", state=str(d.state.value), model=d.title,
-        sdk=d.sdk_int, release=d.release or "", abi=d.abi or "", message=d.hint,
-        usable=d.usable,
+        sdk=d.sdk_int, release=d.release or "", abi=d.abi or "",
+        message=d.hint or d.error or "", usable=d.usable, error=d.error or "",
+        diagnostics=[x.model_dump() for x in diagnostics or []],
     )
 
 
 class AdbLayerSource:
     """`AdbSource` over `inspector.device.layer.AdbDeviceLayer` (created on first use)."""
 
-    def __init__(self, layer: Any = None, *, start_server: bool = False,
-                 confirm_uninstall: Callable[[str], Awaitable[bool]] | None = None) -> None:
+    def __init__(self, layer: Any = None, *, start_server: bool = True,
+                 confirm_uninstall: Callable[[str], Awaitable[bool]] | None = None,
+                 notify: Callable[[str], None] | None = None,
+                 diagnose: bool = True) -> None:
         self._layer = layer
+        #: start the adb server (quietly) when it is not running: listing and connecting
+        #: behave the same, and adb's own "daemon not running; starting now" never leaks
         self.start_server = start_server
         #: asked (with the explanation) before an incompatible relay is uninstalled
         self.confirm_uninstall = confirm_uninstall
+        self.notify = notify
+        self.diagnose = diagnose  # run the phone diagnostics when listing
+        if layer is not None and notify is not None:
+            layer.lifecycle.notify = notify
 
     @property
     def layer(self) -> Any:
         if self._layer is None:
             from inspector.device.layer import AdbDeviceLayer
 
-            self._layer = AdbDeviceLayer()
+            self._layer = AdbDeviceLayer(notify=self.notify)
         return self._layer
 
-    async def list_devices(self) -> list[DeviceInfo]:
+    async def _ensure_server(self) -> None:
         devices = self.layer.devices
         # is_running() is a blocking socket connect (up to 0.5 s): keep it off the loop.
         if not await asyncio.to_thread(devices.endpoint.is_running):
             if not self.start_server:
                 raise RuntimeError("the adb server is not running")
-            await devices.start_server()
-        return [from_adb(d) for d in await devices.list_devices()]
+            await devices.start_server()  # output captured: nothing reaches the terminal
+
+    async def list_devices(self) -> list[DeviceInfo]:
+        """Every adb device; usable phones with their diagnostics, each phone on its own
+        deadline (one slow phone never hides or delays another)."""
+        await self._ensure_server()
+        found = await self.layer.devices.list_devices()
+
+        async def row(d: Any) -> DeviceInfo:
+            if not (self.diagnose and d.usable and not d.error):
+                return from_adb(d)
+            try:
+                diags = await self.layer.phone_diagnostics(d.serial, d.sdk_int)
+            except Exception as exc:  # diagnostics are a bonus; the phone is still listed
+                log.info("diagnostics of %s failed: %s", d.serial, exc)
+                diags = []
+            codes = {x.code for x in diags}  # + what the last connect found (grants refused)
+            diags += [x for x in getattr(self.layer, "diagnostics", {}).get(d.serial, [])
+                      if x.code not in codes]
+            return from_adb(d, diags)
+
+        return list(await asyncio.gather(*(row(d) for d in found)))
+
+    async def app_diagnostics(self, serial: str, package: str) -> list[dict[str, str]]:
+        """Why an app on `serial` may not answer (stopped, restricted standby bucket)."""
+        found = await self.layer.app_diagnostics(serial, package)
+        return [d.model_dump() for d in found]
+
+    def diagnostics(self, serial: str) -> list[dict[str, str]]:
+        """What the last connect to `serial` found (grants refused, locked, not foreground)."""
+        found = getattr(self.layer, "diagnostics", {}).get(serial, [])
+        return [d.model_dump() for d in found]
 
     def snapshot(self) -> list[DeviceInfo]:
         """The hot-plug tracker's current list (after `start_tracking`)."""
-        return [from_adb(d) for d in self.layer.snapshot()]
+        rows = [from_adb(d) for d in self.layer.snapshot()]
+        for r in rows:  # what the last connect found stays visible in the device view
+            r.diagnostics = self.diagnostics(r.serial)
+        return rows
 
     async def connect_relay(self, serial: str) -> RelayApi:
         from inspector.device.errors import DeviceError
 
         try:
+            await self._ensure_server()
             if serial in getattr(self.layer, "links", {}):
                 return await self.layer.reconnect_relay(
                     serial, confirm_uninstall=self.confirm_uninstall)
@@ -211,8 +264,10 @@ class DeviceManager:
 
     def __init__(self, virtual: VirtualConfig | None = None, adb: AdbSource | None = None,
                  *, use_adb: bool = True,
-                 confirm_uninstall: Callable[[str], Awaitable[bool]] | None = None) -> None:
+                 confirm_uninstall: Callable[[str], Awaitable[bool]] | None = None,
+                 notify: Callable[[str], None] | None = None) -> None:
         self.virtual_config = virtual or VirtualConfig()
+        self._notify = notify
         self.virtual = VirtualDeviceHost(self.virtual_config)
         self._adb = adb
         self._use_adb = use_adb
@@ -227,7 +282,8 @@ class DeviceManager:
 
     def _adb_source(self) -> AdbSource | None:
         if self._adb is None and self._use_adb:
-            self._adb = AdbLayerSource(confirm_uninstall=self._confirm_uninstall)
+            self._adb = AdbLayerSource(confirm_uninstall=self._confirm_uninstall,
+                                       notify=self._notify)
         return self._adb
 
     def virtual_info(self) -> DeviceInfo:
@@ -248,9 +304,11 @@ class DeviceManager:
         src = self._adb_source()
         if src is not None:
             try:
-                devices.extend(await asyncio.wait_for(src.list_devices(), 10))
+                devices.extend(await asyncio.wait_for(src.list_devices(), 20))
             except Exception as exc:  # adb trouble must not hide the virtual device
-                self.adb_error = f"cannot list adb devices: {exc}"
+                detail = ("the adb server did not answer within 20 s"
+                          if isinstance(exc, TimeoutError) else str(exc) or type(exc).__name__)
+                self.adb_error = f"cannot list adb devices: {detail}"
                 log.info(self.adb_error)
         self.devices = devices
         for listener in list(self._listeners):
@@ -262,6 +320,52 @@ class DeviceManager:
         devices = self.devices or await self.refresh()
         adb = [d for d in devices if d.kind == "adb" and d.usable]
         return adb[0].serial if len(adb) == 1 else VIRTUAL_SERIAL
+
+    async def choose_default(self) -> tuple[str, str]:
+        """The device a command uses without -d, and a note when that is the virtual device.
+
+        Never a silent fallback (issue 11): one usable phone → it; several → an error naming
+        them; only unusable phones (unauthorized, offline …) → an error saying what to do;
+        no phone at all → the virtual device, with a note saying so.
+        """
+        devices = self.devices or await self.refresh()
+        if self._adb_source() is None:
+            return VIRTUAL_SERIAL, ""  # adb switched off (CETP_INSPECTOR_NO_ADB): asked for
+        adb = [d for d in devices if d.kind == "adb"]
+        usable = [d for d in adb if d.usable]
+        if len(usable) == 1:
+            return usable[0].serial, ""
+        if usable:
+            names = ", ".join(d.describe() for d in usable)
+            raise InspectorError(
+                "TOO_MANY_DEVICES", f"{len(usable)} phones are attached: {names}",
+                hint="pick one with -d SERIAL (e.g. -d " + usable[0].serial + "), or -d virtual "
+                "for the virtual device", exit_code=ExitCode.USAGE)
+        if adb:
+            what = "; ".join(f"{d.describe()}: {d.message}" if d.message else d.describe()
+                             for d in adb)
+            raise InspectorError(
+                "DEVICE_NOT_READY", f"no attached phone can be used yet: {what}",
+                hint=adb[0].message or "reconnect the phone and retry; -d virtual uses the "
+                "virtual device", exit_code=ExitCode.DEVICE)
+        if self.adb_error:
+            return VIRTUAL_SERIAL, (f"using the virtual device: no phone could be listed "
+                                    f"({self.adb_error})")
+        return VIRTUAL_SERIAL, "no phone is attached; using the virtual device"
+
+    async def app_diagnostics(self, serial: str, package: str) -> list[dict[str, str]]:
+        """Why `package` on an adb phone may not answer ([] for the virtual device)."""
+        src = self._adb
+        if serial == VIRTUAL_SERIAL or not isinstance(src, AdbLayerSource):
+            return []
+        return await src.app_diagnostics(serial, package)
+
+    def diagnostics(self, serial: str) -> list[dict[str, str]]:
+        """What the last connect to an adb phone found (none for the virtual device)."""
+        src = self._adb
+        if serial == VIRTUAL_SERIAL or not isinstance(src, AdbLayerSource):
+            return []
+        return src.diagnostics(serial)
 
     def start_tracking(self) -> bool:
         """Follow adb hot-plug events (the GUI): each change re-lists and notifies.
@@ -301,7 +405,12 @@ class DeviceManager:
         return connect
 
     async def close(self) -> None:
+        """Stop tracking, and end every relay session on a phone (forward removed, the
+        relay's standby bucket and Doze allowlist put back: docs/devices.md)."""
         tracking, self._tracking = self._tracking, None
         if tracking is not None:
             await tracking.layer.stop()
+        src = self._adb
+        if isinstance(src, AdbLayerSource) and src is not tracking and src._layer is not None:
+            await src._layer.stop()
         await self.virtual.close()

@@ -99,9 +99,11 @@ class NavigatorModel(QStandardItemModel):
         for r in reversed(hints):
             item.removeRow(r)
         badge = self.item(item.row(), 1)
-        if d.usable:
-            item.setToolTip("")
-            badge.setToolTip("")
+        if d.usable:  # phone diagnostics (docs/devices.md), plain text, as the tooltip
+            tip = "\n".join(bound(f"{x.get('message', '')} {x.get('hint', '')}", 600)
+                            for x in d.diagnostics[:8]).replace("<", "\u2039")
+            item.setToolTip(tip)
+            badge.setToolTip(tip)
             badge.setData(None, Qt.ItemDataRole.ForegroundRole)
             return
         what = d.message or f"the device is {d.state}: reconnect it or restart adb"

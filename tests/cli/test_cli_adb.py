@@ -16,26 +16,19 @@ from inspector.device.adb_server import AdbEndpoint
 from inspector.device.layer import AdbDeviceLayer
 from inspector.device.shipped_relay import ShippedRelay
 from inspector.session.devices import AdbLayerSource, DeviceManager
-from inspector.virtual.device import VirtualDevice
 from tests.device.conftest import adb_endpoint, phone, shipped  # noqa: F401  (fixtures)
 from tests.device.fakephone import FakePhone, InstalledPackage
-from tests.device.tiny_relay import PhoneRelay, teach_phone
+from tests.device.tiny_relay import serving_reference_apps
 
 pytestmark = pytest.mark.adb
 
 
-async def _virtual() -> VirtualDevice:
-    return VirtualDevice()
-
 
 @pytest.fixture
 def phone_with_apps(phone: FakePhone, shipped: ShippedRelay) -> Iterator[FakePhone]:  # noqa: F811
-    device = phone.call(_virtual())
-    relay = PhoneRelay(phone, backend=device)
-    teach_phone(phone, shipped)
-    yield phone
-    phone.call(relay.close())
-    phone.call(device.aclose())
+    """The phone with the relay serving the virtual device's reference apps."""
+    with serving_reference_apps(phone, shipped):
+        yield phone
 
 
 def run(argv: list[str], endpoint: AdbEndpoint, shipped: ShippedRelay,  # noqa: F811

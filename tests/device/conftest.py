@@ -11,8 +11,10 @@ import asyncio
 import os
 import shutil
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any, TypeVar
 
 import adbutils
 import pytest
@@ -23,17 +25,26 @@ from tests.device.fakephone import FakePhone, free_port
 from tests.device.tiny_relay import PhoneRelay, stand_in_relay
 from tests.relay_apk.host_jvm import JavaToolError, compile_core
 
+T = TypeVar("T")
+
+
+def run_async(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to completion from sync code, even while a loop runs in this thread
+    (tests/ui keeps a qasync loop marked running): on a thread of its own."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
 
 @pytest.fixture(scope="session")
 def adb_endpoint() -> Iterator[AdbEndpoint]:
     old = os.environ.get("ANDROID_ADB_SERVER_PORT")
     endpoint = AdbEndpoint(port=free_port())
     os.environ["ANDROID_ADB_SERVER_PORT"] = str(endpoint.port)
-    asyncio.run(ensure_server(endpoint))
+    run_async(ensure_server(endpoint))
     try:
         yield endpoint
     finally:
-        asyncio.run(kill_server(endpoint))
+        run_async(kill_server(endpoint))
         if old is None:
             os.environ.pop("ANDROID_ADB_SERVER_PORT", None)
         else:

@@ -10,6 +10,10 @@ The phone runs its own asyncio loop in a thread: adbutils calls block, and the a
 talks to the phone while the test's own loop is waiting on them. Everything it receives is
 recorded (`commands`, `files`, `installs`) for assertions.
 
+Extension point: `phone.on_shell(name, handler)` answers a shell command before the
+built-in table (see `ShellHandler`); tests/device/fakephone_android.py builds real-phone
+behaviours (Android versions, vendor ROMs, prompts, dumpsys screens) from it.
+
 Protocol reference: AOSP `packages/modules/adb/protocol.txt` and `SYNC.TXT`.
 """
 
@@ -103,6 +107,11 @@ RelayStarter = Callable[[str, str], Awaitable[tuple[str, int] | None]]
 # Runs on the phone's loop when `am force-stop PACKAGE` kills an app's processes (a test
 # relay uses it to stop the process behind the abstract socket, as Android would).
 ForceStopHook = Callable[[str], Awaitable[None]]
+# A shell command handler registered with `FakePhone.on_shell(name, handler)`: gets the
+# phone and the arguments after the command name, returns (output, exit code), or None to
+# let the built-in command answer. tests/device/fakephone_android.py builds real-phone
+# behaviours (Android versions, vendor ROMs, prompts) out of these.
+ShellHandler = Callable[["FakePhone", list[str]], Awaitable[tuple[str, int] | None]]
 
 
 @dataclass
@@ -117,6 +126,7 @@ class PhoneState:
             "ro.build.version.release": "14",
             "ro.product.cpu.abi": "arm64-v8a",
             "ro.serialno": "FAKE0001",
+            "sys.boot_completed": "1",
         }
     )
     packages: dict[str, InstalledPackage] = field(default_factory=dict)
@@ -132,6 +142,9 @@ class PhoneState:
     started: list[str] = field(default_factory=list)  # activity/service components started
     force_stopped: list[str] = field(default_factory=list)
     next_install_failure: str | None = None
+    # The phone's reason when a `sync:` SEND cannot be written (e.g. "write failed: No
+    # space left on device", as adbd's handle_send_file answers with FAIL).
+    sync_send_failure: str | None = None
 
 
 class _Stream:
@@ -284,6 +297,7 @@ class FakePhone:
         self.serial = f"127.0.0.1:{self.port}"
         self.relay_starter: RelayStarter | None = None
         self.force_stop_hook: ForceStopHook | None = None
+        self.shell_handlers: dict[str, list[ShellHandler]] = {}
         self.plugged = True
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
@@ -323,6 +337,11 @@ class FakePhone:
 
     def plug_cable(self) -> None:
         self.plugged = True
+
+    def on_shell(self, name: str, handler: ShellHandler) -> None:
+        """Answer the shell command `name` with `handler` first (latest registered first);
+        a handler returning None falls through to the next one and then the built-in."""
+        self.shell_handlers.setdefault(name, []).insert(0, handler)
 
     @property
     def transport_count(self) -> int:
@@ -446,6 +465,10 @@ class FakePhone:
                         break
                     else:
                         return
+                if st.sync_send_failure is not None:
+                    msg = st.sync_send_failure.encode()
+                    await stream.write(b"FAIL" + struct.pack("<I", len(msg)) + msg)
+                    continue
                 st.files[target] = bytes(data)
                 await stream.write(b"OKAY" + bytes(4))
             elif cmd == "RECV":
@@ -499,6 +522,10 @@ class FakePhone:
     async def _run(self, argv: list[str]) -> tuple[str, int]:
         if not argv:
             return "", 0
+        for custom in list(self.shell_handlers.get(argv[0], ())):
+            answer = await custom(self, argv[1:])
+            if answer is not None:
+                return answer
         handler = _COMMANDS.get(argv[0])
         if handler is None:
             return f"/system/bin/sh: {argv[0]}: inaccessible or not found\n", 127

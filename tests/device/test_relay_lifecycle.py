@@ -15,7 +15,7 @@ from inspector.device.relay_lifecycle import (
 )
 from inspector.device.shipped_relay import ShippedRelay
 from tests.device.fakephone import FakePhone, InstalledPackage
-from tests.device.tiny_relay import RELAY_KEY, teach_phone
+from tests.device.tiny_relay import RELAY_KEY, preinstall_relay, teach_phone
 
 pytestmark = pytest.mark.adb
 
@@ -26,9 +26,7 @@ def lifecycle(adb_endpoint: AdbEndpoint, shipped: ShippedRelay) -> RelayLifecycl
 
 
 def preinstall(phone: FakePhone, shipped: ShippedRelay, version: int, cert: str) -> None:
-    phone.state.packages[shipped.package] = InstalledPackage(
-        shipped.package, version, "old", cert, b"old relay apk bytes"
-    )
+    preinstall_relay(phone, shipped, version, cert)
 
 
 async def test_fresh_install_pushes_exactly_the_shipped_apk(

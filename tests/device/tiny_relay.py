@@ -6,15 +6,19 @@ tests can see a real CETP-shaped call travel desktop → adb server → fake pho
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from inspector.device.shipped_relay import RELAY_PACKAGE, ShippedRelay, load_shipped_relay
 from inspector.protocol.bundle import Bundle, Int
 from inspector.relay.api import HelloInfo, RelayBackend, ServerConnection
 from inspector.relay.server import RelayServer, ServerHandle
-from tests.device.fakephone import ApkInfo, FakePhone
+from tests.device.fakephone import ApkInfo, FakePhone, InstalledPackage
+from tests.device.signed_apk import certificate_of, signed_apk
 
 RELAY_KEY = "relay-release-key"
 
@@ -77,7 +81,8 @@ class PhoneRelay:
 def stand_in_relay(folder: Path, version_code: int = 3) -> ShippedRelay:
     """A generated stand-in for the shipped APK (used while resources/relay/ is absent)."""
     folder.mkdir(parents=True, exist_ok=True)
-    apk = b"PK\x03\x04 stand-in relay apk " + bytes(range(256)) * 300
+    payload = b"stand-in relay " + bytes(range(256)) * 300
+    apk = signed_apk(RELAY_KEY.encode() + b" certificate", payload)
     (folder / "cetp-relay.apk").write_bytes(apk)
     meta = {
         "versionCode": version_code,
@@ -88,9 +93,45 @@ def stand_in_relay(folder: Path, version_code: int = 3) -> ShippedRelay:
     return load_shipped_relay(folder)
 
 
+@contextlib.contextmanager
+def serving_reference_apps(phone: FakePhone, shipped: ShippedRelay) -> Iterator[Any]:
+    """The phone with the shipped relay known to `pm install` and a relay serving the
+    virtual device's reference apps (a CETP provider list like a real phone's); yields
+    that `VirtualDevice` (faults can be armed on it)."""
+    from inspector.virtual.device import VirtualDevice
+
+    async def make() -> VirtualDevice:
+        return VirtualDevice()
+
+    device = phone.call(make())
+    relay = PhoneRelay(phone, backend=device)
+    teach_phone(phone, shipped)
+    try:
+        yield device
+    finally:
+        phone.call(relay.close())
+        phone.call(device.aclose())
+
+
 def teach_phone(phone: FakePhone, shipped: ShippedRelay, cert: str = RELAY_KEY) -> None:
     """Tell the fake `pm install` what the shipped APK contains (it cannot parse APKs)."""
     digest = hashlib.sha256(shipped.apk_path.read_bytes()).hexdigest()
     phone.state.known_apks[digest] = ApkInfo(
         shipped.package, shipped.version_code, shipped.version_name, cert
+    )
+
+
+def relay_apk_signed_by(shipped: ShippedRelay, cert: str, payload: bytes = b"own build") -> bytes:
+    """Relay APK bytes (not the shipped ones) signed by `cert`: RELAY_KEY means the shipped
+    relay's own certificate (our key, another build), anything else a stranger's."""
+    der = certificate_of(shipped.apk_path.read_bytes()) if cert == RELAY_KEY else cert.encode()
+    return signed_apk(der, payload)
+
+
+def preinstall_relay(
+    phone: FakePhone, shipped: ShippedRelay, version: int, cert: str, name: str = "old"
+) -> None:
+    """A relay already on the phone, as another build signed by `cert` left it."""
+    phone.state.packages[shipped.package] = InstalledPackage(
+        shipped.package, version, name, cert, relay_apk_signed_by(shipped, cert, name.encode())
     )

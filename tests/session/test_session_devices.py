@@ -57,6 +57,26 @@ async def test_two_phones_means_the_virtual_device_by_default() -> None:
     assert await m.default_serial() == VIRTUAL_SERIAL
 
 
+async def test_commands_never_fall_back_silently() -> None:
+    """Issue 11: the virtual device only when no phone is attached, and then with a note."""
+    assert await DeviceManager(adb=FakeAdb([])).choose_default() == (
+        VIRTUAL_SERIAL, "no phone is attached; using the virtual device")
+    assert await DeviceManager(adb=FakeAdb([phone("A"), phone("X", usable=False)])
+                               ).choose_default() == ("A", "")
+    with pytest.raises(InspectorError) as err:
+        await DeviceManager(adb=FakeAdb([phone("A"), phone("B")])).choose_default()
+    assert err.value.code == "TOO_MANY_DEVICES"
+    assert "A" in err.value.message and "B" in err.value.message and "-d" in err.value.hint
+    lone = phone("U", usable=False)
+    lone.message = "accept the prompt"
+    with pytest.raises(InspectorError) as err:
+        await DeviceManager(adb=FakeAdb([lone])).choose_default()
+    assert err.value.code == "DEVICE_NOT_READY" and "unauthorized" in err.value.message
+    assert err.value.hint == "accept the prompt"
+    serial, note = await DeviceManager(adb=FakeAdb([], fail=True)).choose_default()
+    assert serial == VIRTUAL_SERIAL and "adb server not running" in note
+
+
 async def test_adb_failure_keeps_the_virtual_device() -> None:
     m = DeviceManager(adb=FakeAdb([], fail=True))
     assert [d.serial for d in await m.refresh()] == [VIRTUAL_SERIAL]
