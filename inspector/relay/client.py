@@ -495,6 +495,13 @@ class RelayClient:
         args = Bundle(confirmation_id=confirmation_id, approve=approve)
         return _field(await self._request("answer_confirmation", args), "accepted", bool)
 
+    async def logcat(self, after_seq: int = 0, max_lines: int = 500,
+                     follow: bool = False) -> Bundle:
+        """The virtual device's log buffer after `after_seq` (§4.2); `follow` streams `log`
+        EVENTs from now on. Phones have no such op: the desktop reads adb logcat."""
+        args = Bundle(after_seq=Long(after_seq), max_lines=Int(max_lines), follow=follow)
+        return await self._request("logcat", args)
+
     async def fault(self, kind: str, **args: object) -> bool:
         """Arm a virtual-device fault; plain ints are sent as Java ints."""
         b = Bundle(kind=kind)

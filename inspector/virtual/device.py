@@ -56,6 +56,7 @@ from inspector.virtual.app import (
     VirtualApp,
 )
 from inspector.virtual.faults import Faults
+from inspector.virtual.logcat import LogChannel
 from inspector.virtual.manifest import (
     EXT_META,
     TOOL_PROVIDER_ACTION,
@@ -172,6 +173,7 @@ class VirtualDevice:
         self.serial = serial
         self.spawner = Spawner()
         self.faults = Faults(self)
+        self.logcat = LogChannel(self)  # the device's logcat and crash fault (issue 16)
         self.apps: dict[str, VirtualApp] = {}
         self.confirmation_handler = confirmation_handler
         self._next_uid = FIRST_APP_UID
@@ -327,6 +329,7 @@ class VirtualDevice:
             if self.faults.delays:
                 await self.faults.before_ipc(app.package)
             app.ensure_process()
+            self.logcat.crash_if_armed(app, what)
         except BaseException:
             coro.close()
             raise
@@ -604,6 +607,9 @@ class VirtualDevice:
     async def _op_force_stop(self, args: Bundle, conn: ServerConnection) -> Bundle:
         self.app(_str(args, "package")).kill_process()
         return Bundle(stopped=True)
+
+    async def _op_logcat(self, args: Bundle, conn: ServerConnection) -> Bundle:
+        return self.logcat.op_logcat(args, conn)
 
     async def _op_fault(self, args: Bundle, conn: ServerConnection) -> Bundle:
         self.faults.arm(args)
