@@ -14,6 +14,7 @@ from inspector.cli.context import Ctx
 from inspector.cli.op_store import OperationStore, RememberedOperation, now_ms
 from inspector.cli.output import line, pretty_value
 from inspector.cli.progress import ProgressBar
+from inspector.cli.provider_logs import print_provider_trouble, provider_logs_json
 from inspector.cli.terminal_text import safe_text
 from inspector.consumer.engine import ProviderSession
 from inspector.consumer.errors import TransportFailure
@@ -278,6 +279,7 @@ def report(ctx: Ctx, decl: CetpDeclaration, ex: Execution, saved: str | None,
                            "saved_to": saved}
     if extra:
         doc.update(extra)
+    doc["provider_logs"] = provider_logs_json(ctx.session)  # issue 16
     if ctx.json:
         full = ctx.base_doc(code == ExitCode.OK)
         full.update(doc)
@@ -315,6 +317,7 @@ def report(ctx: Ctx, decl: CetpDeclaration, ex: Execution, saved: str | None,
     cancel = (extra or {}).get("cancel")
     if cancel:
         line(safe_text(cancel.get("message", ""), 500), out)
+    print_provider_trouble(ctx.session, ctx.err)  # a crash / error lines (issue 16)
     if err is not None:
         from inspector.cli.output import print_error
 

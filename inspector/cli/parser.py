@@ -176,9 +176,10 @@ def build_parser() -> argparse.ArgumentParser:
     f = vsub.add_parser("fault", help="arm a fault on the virtual device (tests, demos)")
     _add_common(f, suppress=True)
     f.add_argument("kind", choices=("delay", "drop_connection", "restart_process",
-                                    "corrupt_digest", "cold_start"))
+                                    "corrupt_digest", "cold_start", "crash"))
     f.add_argument("--package", default=None, help="app package (restart_process, "
-                   "corrupt_digest, cold_start: its provider answers 'Unknown authority' "
+                   "corrupt_digest, crash: its process dies with a Java trace on its next "
+                   "call, cold_start: its provider answers 'Unknown authority' "
                    "until wake_provider starts it; docs/virtual-device.md)")
     f.add_argument("--ms", type=int, default=None, help="delay in milliseconds (delay)")
     f.add_argument("--count", type=int, default=None,

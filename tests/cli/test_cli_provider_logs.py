@@ -1,0 +1,43 @@
+"""`call` shows what the provider logged and a crash linked to its call (issue 16)."""
+
+from __future__ import annotations
+
+from tests.cli.conftest import Cli
+
+PRICE = "com.example.pricealerts"
+
+
+def test_call_json_carries_each_exchanges_log_lines(cli: Cli) -> None:
+    r = cli("call", PRICE, "list_alerts")
+    assert r.code == 0, r.err
+    logs = r.doc["provider_logs"]
+    by_method = {d["method"]: d for d in logs}
+    line = by_method["execute_tool"]["lines"][0]
+    assert line["tag"] == "CetpProvider" and line["level"] == "D"
+    assert line["message"].startswith("call execute_tool") and line["pid"] > 0
+    assert line["package"] == PRICE and by_method["execute_tool"]["crash"] is None
+    assert r.doc["execution"]["exchange_ids"][-1] == by_method["execute_tool"]["exchange_id"]
+
+
+def test_a_crash_during_the_call_is_linked_and_printed(cli: Cli) -> None:
+    assert cli("virtual", "fault", "crash", "--package", PRICE).code == 0
+    r = cli("call", PRICE, "list_alerts", json_out=False)
+    # the crash hits the first IPC (negotiate); the call then negotiates with the restarted
+    # process and succeeds, and the crash is shown with the first lines of its trace
+    assert r.code == 0, r.err
+    assert "provider log during negotiate (com.example.pricealerts):" in r.err
+    assert f"the provider crashed ({PRICE}, pid" in r.err
+    assert "java.lang.IllegalStateException: injected crash (fault 'crash')" in r.err
+    assert "at android.os.Handler.dispatchMessage" in r.err
+
+
+def test_a_crash_in_json(cli: Cli) -> None:
+    assert cli("virtual", "fault", "crash", "--package", PRICE).code == 0
+    r = cli("call", PRICE, "list_alerts")
+    assert r.code == 0 and r.doc["execution"]["state"] == "succeeded"
+    crashed = [d for d in r.doc["provider_logs"] if d["crash"] is not None]
+    assert [d["method"] for d in crashed] == ["negotiate"]
+    c = crashed[0]["crash"]
+    assert c["kind"] == "crash" and c["exception"].startswith("java.lang.IllegalStateException")
+    assert any(ln["tag"] == "ActivityManager" and "has died" in ln["message"]
+               for ln in crashed[0]["lines"])

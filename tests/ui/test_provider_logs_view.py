@@ -1,0 +1,74 @@
+"""The provider's log in the exchange detail and the `logs:error` traffic filter."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+
+from inspector.protocol.exchange import ExchangeStatus
+from inspector.protocol.logs import CrashReport, LogLine
+from inspector.ui.traffic_panel import TrafficPanel
+from tests.ui.factories import exchange
+
+pytestmark = pytest.mark.gui
+
+PKG = "com.example.p1"
+
+
+def log(level: str, message: str, tag: str = "CetpProvider") -> LogLine:
+    return LogLine.make(time_ms=1_700_000_000_123.0, pid=4100, tid=4100, uid=10100,
+                        level=level, tag=tag, message=message, package=PKG)
+
+
+def exchanges():  # type: ignore[no-untyped-def]
+    quiet = exchange(1, logs=[log("D", "call list_tools")])
+    warned = exchange(2, logs=[log("W", "tool failed")])
+    crashed = exchange(4, status=ExchangeStatus.TRANSPORT_ERROR, error_code="IPC_FAILED",
+                       error_message="the provider crashed (com.example.p1, pid 4100)",
+                       logs=[log("E", "FATAL EXCEPTION: main", "AndroidRuntime"),
+                             log("E", "java.lang.IllegalStateException: boom\u202e",
+                                 "AndroidRuntime")],
+                       crash=CrashReport(package=PKG, pid=4100, exception="java.lang."
+                                         "IllegalStateException: boom",
+                                         trace=["java.lang.IllegalStateException: boom",
+                                                "\tat com.example.Foo.bar(Foo.java:1)"]))
+    crashed.finish(ExchangeStatus.TRANSPORT_ERROR)
+    logged_error = exchange(5, logs=[log("E", "database locked")])
+    return [quiet, warned, crashed, logged_error, exchange(6), exchange(8)]
+
+
+def test_filter_finds_exchanges_whose_provider_logged_errors(qtbot, qloop):
+    panel = TrafficPanel()
+    qtbot.addWidget(panel)
+    panel.show()
+    items = exchanges()
+    panel.model.add_many(items)
+    qtbot.waitUntil(lambda: panel.model.rowCount() == 6)
+    qtbot.keyClicks(panel.filter, "logs:error")
+    qtbot.waitUntil(lambda: panel.model.rowCount() == 2)
+    shown = {panel.model.exchange_at(r).id for r in range(2)}
+    assert shown == {items[2].id, items[3].id}
+    panel.filter.clear()
+    qtbot.keyClicks(panel.filter, "logs:crash")
+    qtbot.waitUntil(lambda: panel.model.rowCount() == 1)
+    assert "1 of 6 exchanges" in panel.count.text()
+
+
+def test_detail_shows_the_crash_and_the_lines_as_plain_text(qtbot, qloop):
+    panel = TrafficPanel()
+    qtbot.addWidget(panel)
+    panel.resize(1300, 600)
+    panel.show()
+    items = exchanges()
+    panel.model.add_many(items)
+    qtbot.waitUntil(lambda: panel.model.rowCount() == 6)
+    rect = panel.table.visualRect(panel.model.index(2, 0))
+    qtbot.mouseClick(panel.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    qtbot.waitUntil(lambda: "provider log" in panel.detail.toPlainText())
+    text = panel.detail.toPlainText()
+    assert "the provider crashed (com.example.p1, pid 4100)" in text
+    assert "at com.example.Foo.bar(Foo.java:1)" in text
+    assert "provider log: 2 lines, 2 errors" in text
+    assert " E AndroidRuntime: FATAL EXCEPTION: main" in text
+    assert "\u202e" not in text  # a bidi override in provider text is neutralised
+    panel.grab().save("/tmp/i16_traffic_logs.png")
