@@ -1,0 +1,271 @@
+"""A phone's logcat, read over adb and narrowed to the packages being called (issue 16).
+
+`adb shell logcat -v threadtime -v epoch -v uid -T 1` streams every new entry as
+`<seconds.millis> <uid> <pid> <tid> <level> <tag>: <message>` (the `threadtime` layout with
+the epoch and uid modifiers; AOSP system/logging/liblog/logprint.cpp, `-v` options in
+https://developer.android.com/tools/logcat). `parse_line` also reads the plain threadtime
+layout (`MM-DD HH:MM:SS.mmm pid tid level tag: message`, no uid) that older or vendor
+builds print, and returns None for anything else (`--------- beginning of main`, vendor
+banners, binary junk): a phone's log is untrusted input, every line is cut to
+`MAX_LINE_CHARS` before it is parsed.
+
+`LogcatReader` runs the blocking adbutils read loop in its own executor thread (never on
+the event loop), keeps only the lines of the watched uids (or pids, when a build prints no
+uid; `ps -A -o PID,UID,NAME` resolves them) plus system lines that name a watched package
+(ActivityManager "has died", "ANR in"), aligns the phone's clock to the desktop's with one
+`date +%s.%N` round trip, and hands lines to the loop in batches.
+
+Only a real phone shows the exact wording of its release and vendor; the fake phone
+(tests/device/fake_android_shell.py) serves the AOSP layouts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from inspector.device.blocking import run_blocking
+from inspector.protocol.logs import LogLine, mentions_package
+
+log = logging.getLogger(__name__)
+
+LOGCAT_COMMAND = "logcat -v threadtime -v epoch -v uid -T 1"
+MAX_LINE_CHARS = 8192
+READ_CHUNK = 16384
+BATCH_LINES = 200
+#: system lines that can be about a watched app's process (death, ANR, crash of a child)
+SYSTEM_TAGS = frozenset({"ActivityManager", "ActivityTaskManager", "AndroidRuntime"})
+
+_LINE = re.compile(
+    r"^\s*(?:(?P<epoch>\d{1,12}\.\d{1,9})|(?P<date>\d\d-\d\d)\s+(?P<clock>\d\d:\d\d:\d\d\.\d{1,9}))"
+    r"\s+(?:(?P<uid>[A-Za-z_][\w]*|\d+)\s+)?(?P<pid>\d+)\s+(?P<tid>\d+)\s+"
+    r"(?P<level>[VDIWEFA])\s+(?P<tag>.*?)\s*: ?(?P<msg>.*)$"
+)
+_APP_UID = re.compile(r"^u(?P<user>\d+)_a(?P<app>\d+)$")
+_ISOLATED_UID = re.compile(r"^u(?P<user>\d+)_i(?P<iso>\d+)$")
+#: AID names logcat prints for system uids (AOSP system/core/libcutils/include/private/
+#: android_filesystem_config.h).
+_AID_NAMES = {"root": 0, "system": 1000, "radio": 1001, "bluetooth": 1002, "shell": 2000,
+              "media": 1013, "nfc": 1027, "logd": 1036, "keystore": 1017, "wifi": 1010}
+PER_USER_RANGE = 100_000
+FIRST_APPLICATION_UID = 10_000
+FIRST_ISOLATED_UID = 90_000
+
+
+def uid_from_name(text: str | None) -> int | None:
+    """`u0_a123` → 10123, `u10_a5` → 1010005, `system` → 1000, `10123` → 10123."""
+    if not text:
+        return None
+    if text.isdigit():
+        return int(text)
+    m = _APP_UID.match(text)
+    if m:
+        return (int(m.group("user")) * PER_USER_RANGE + FIRST_APPLICATION_UID
+                + int(m.group("app")))
+    m = _ISOLATED_UID.match(text)
+    if m:
+        return int(m.group("user")) * PER_USER_RANGE + FIRST_ISOLATED_UID + int(m.group("iso"))
+    return _AID_NAMES.get(text)
+
+
+def parse_line(text: str, *, offset_ms: float = 0.0, year: int | None = None) -> LogLine | None:
+    """One logcat line → `LogLine` (times on the desktop clock), or None if it is not one."""
+    text = text[:MAX_LINE_CHARS].rstrip("\r\n")
+    m = _LINE.match(text)
+    if m is None:
+        return None
+    if m.group("epoch"):
+        t = float(m.group("epoch")) * 1000.0
+    else:
+        try:
+            stamp = time.strptime(f"{year or time.localtime().tm_year}-{m.group('date')} "
+                                  f"{m.group('clock')[:8]}", "%Y-%m-%d %H:%M:%S")
+        except ValueError:
+            return None
+        frac = m.group("clock")[9:]
+        t = time.mktime(stamp) * 1000.0 + (float("0." + frac) * 1000.0 if frac else 0.0)
+    try:
+        return LogLine.make(time_ms=t - offset_ms, pid=int(m.group("pid")),
+                            tid=int(m.group("tid")), uid=uid_from_name(m.group("uid")),
+                            level=m.group("level"), tag=m.group("tag").strip(),
+                            message=m.group("msg"))
+    except ValueError:
+        return None
+
+
+def split_lines(buffer: bytearray, chunk: bytes) -> list[str]:
+    """Append `chunk`, take every complete line out of `buffer` (bounded: a line longer
+    than `MAX_LINE_CHARS` without a newline is cut and its rest dropped)."""
+    buffer += chunk
+    out: list[str] = []
+    while True:
+        nl = buffer.find(b"\n")
+        if nl < 0:
+            if len(buffer) > MAX_LINE_CHARS * 4:
+                out.append(bytes(buffer[:MAX_LINE_CHARS]).decode("utf-8", "replace"))
+                del buffer[:]
+            return out
+        out.append(bytes(buffer[:nl]).decode("utf-8", "replace"))
+        del buffer[: nl + 1]
+
+
+def parse_ps(text: str) -> dict[int, tuple[int | None, str]]:
+    """`ps -A -o PID,UID,NAME` → {pid: (uid, process name)} (header and junk skipped)."""
+    out: dict[int, tuple[int | None, str]] = {}
+    for row in text.splitlines()[:20_000]:
+        parts = row.split()
+        if len(parts) < 3 or not parts[0].isdigit():
+            continue
+        out[int(parts[0])] = (uid_from_name(parts[1]), parts[2][:200])
+    return out
+
+
+class LogcatReader:
+    """Streams a phone's logcat to `on_lines`, only the watched packages' lines.
+
+    `device` is an adbutils device (or anything with `shell(cmd, stream=…, timeout=…)`).
+    `watch` maps uid → package (from discovery: the relay knows every package's uid)."""
+
+    def __init__(self, device: Any, on_lines: Callable[[list[LogLine]], None], *,
+                 watch: dict[int, str] | None = None, command: str = LOGCAT_COMMAND,
+                 timeout: float = 10.0) -> None:
+        self.device = device
+        self.on_lines = on_lines
+        self.watch: dict[int, str] = dict(watch or {})
+        self.command = command
+        self.timeout = timeout
+        self.offset_ms = 0.0  # phone clock − desktop clock
+        self.pids: dict[int, str] = {}  # pid → package, for builds without a uid column
+        self.lines_read = 0
+        self.lines_kept = 0
+        self.error: str = ""
+        self._stop = threading.Event()
+        self._conn: Any = None
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="logcat")
+        self._task: asyncio.Future[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def watch_packages(self, uids: dict[int, str]) -> None:
+        self.watch.update(uids)
+
+    def _names(self) -> set[str]:
+        return set(self.watch.values())
+
+    # --- lifecycle ----------------------------------------------------------------------
+    async def start(self) -> None:
+        """Align the clocks, resolve pids, open the stream and start the read thread."""
+        self._loop = asyncio.get_running_loop()
+        await self.align_clock()
+        await self.refresh_pids()
+        self._conn = await run_blocking(self.device.shell, self.command, True,
+                                        timeout=self.timeout, what="adb logcat")
+        self._task = self._loop.run_in_executor(self._executor, self._pump)
+
+    async def stop(self) -> None:
+        self._stop.set()
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            with contextlib.suppress(Exception):
+                conn.close()
+        if self._task is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._task, 5.0)
+        self._executor.shutdown(wait=False)
+
+    async def align_clock(self) -> None:
+        """One `date +%s.%N` round trip; the midpoint is taken as the phone's now."""
+        t0 = time.time() * 1000.0
+        try:
+            out = await run_blocking(self.device.shell, "date +%s.%N", timeout=self.timeout,
+                                     what="adb shell date")
+            t1 = time.time() * 1000.0
+            phone = float(str(out).strip().split()[0]) * 1000.0
+        except Exception as exc:  # an old toybox without %N: keep 0 and say so
+            log.info("could not read the phone's clock (%s); assuming it matches", exc)
+            return
+        self.offset_ms = phone - (t0 + t1) / 2.0
+
+    async def refresh_pids(self) -> None:
+        try:
+            out = await run_blocking(self.device.shell, "ps -A -o PID,UID,NAME",
+                                     timeout=self.timeout, what="adb shell ps")
+        except Exception as exc:
+            log.info("ps failed (%s); lines without a uid cannot be attributed", exc)
+            return
+        names = self._names()
+        self.pids = {pid: name.split(":")[0] for pid, (_uid, name) in parse_ps(str(out)).items()
+                     if name.split(":")[0] in names}
+
+    # --- the read thread --------------------------------------------------------------------
+    def _pump(self) -> None:
+        buffer = bytearray()
+        batch: list[LogLine] = []
+        conn = self._conn
+        sock = getattr(conn, "conn", None)
+        if sock is not None:
+            with contextlib.suppress(Exception):
+                sock.settimeout(0.25)
+        while not self._stop.is_set() and conn is not None:
+            try:
+                chunk = sock.recv(READ_CHUNK) if sock is not None else conn.read(READ_CHUNK)
+            except TimeoutError:
+                self._flush(batch)
+                batch = []
+                continue
+            except OSError as exc:
+                if not self._stop.is_set():
+                    self.error = f"the logcat stream failed: {exc}"
+                break
+            if not chunk:
+                if not self._stop.is_set():
+                    self.error = "the logcat stream ended (device disconnected?)"
+                break
+            for text in split_lines(buffer, chunk):
+                self.lines_read += 1
+                line = self.keep(text)
+                if line is not None:
+                    batch.append(line)
+                    if len(batch) >= BATCH_LINES:
+                        self._flush(batch)
+                        batch = []
+            self._flush(batch)
+            batch = []
+        self._flush(batch)
+
+    def keep(self, text: str) -> LogLine | None:
+        """Parse and filter one line (called on the read thread)."""
+        line = parse_line(text, offset_ms=self.offset_ms)
+        if line is None:
+            return None
+        pkg = self.watch.get(line.uid) if line.uid is not None else self.pids.get(line.pid)
+        if pkg is not None:
+            self.lines_kept += 1
+            return line.model_copy(update={"package": pkg})
+        system = line.uid is None or line.uid < FIRST_APPLICATION_UID
+        if system and line.tag in SYSTEM_TAGS and any(
+                mentions_package(line, name) for name in self._names()):
+            self.lines_kept += 1
+            return line
+        return None
+
+    def _flush(self, batch: list[LogLine]) -> None:
+        if batch and self._loop is not None and not self._loop.is_closed():
+            with contextlib.suppress(RuntimeError):
+                self._loop.call_soon_threadsafe(self.on_lines, list(batch))
+
+
+def watch_from_declarations(decls: Iterable[Any]) -> dict[int, str]:
+    """uid → package from discovery declarations (CetpDeclaration, ExtensionDeclaration)."""
+    out: dict[int, str] = {}
+    for d in decls:
+        uid = getattr(d, "uid", None)
+        if isinstance(uid, int) and uid >= FIRST_APPLICATION_UID:
+            out[uid] = d.package
+    return out
