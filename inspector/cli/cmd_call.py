@@ -14,7 +14,11 @@ from inspector.cli.context import Ctx
 from inspector.cli.op_store import OperationStore, RememberedOperation, now_ms
 from inspector.cli.output import line, pretty_value
 from inspector.cli.progress import ProgressBar
-from inspector.cli.provider_logs import print_provider_trouble, provider_logs_json
+from inspector.cli.provider_logs import (
+    explain_crash,
+    print_provider_trouble,
+    provider_logs_json,
+)
 from inspector.cli.terminal_text import safe_text
 from inspector.consumer.engine import ProviderSession
 from inspector.consumer.errors import TransportFailure
@@ -396,6 +400,8 @@ async def cmd_call(ctx: Ctx) -> int:
             ctx.err.write("note: the embedded virtual device stops with this command and its "
                           "state is temporary; use --virtual-state DIR (or `cetp-inspector "
                           "virtual serve` and --relay-socket) to follow the operation later\n")
+    await session.provider_logs.settle()  # a phone's logcat lags behind the reply
+    explain_crash(session, ex)
     saved = save_result(ctx, ex)
     return report(ctx, decl, ex, saved)
 

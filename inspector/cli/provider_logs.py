@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, TextIO
 
 from inspector.cli.terminal_text import safe_text
-from inspector.protocol.exchange import Exchange
+from inspector.protocol.exchange import Exchange, ExchangeStatus
 from inspector.session.provider_logs import logs_doc
 from inspector.session.session import Session
 
@@ -28,6 +28,20 @@ def logged_exchanges(session: Session | None) -> list[Exchange]:
 
 def provider_logs_json(session: Session | None) -> list[dict[str, Any]]:
     return [logs_doc(x) for x in logged_exchanges(session)]
+
+
+def explain_crash(session: Session | None, execution: Any) -> None:
+    """Say "the provider crashed" in a failed execution's message when its last call's
+    crash was linked only after the reply (a phone's logcat lags behind the relay)."""
+    if session is None or not getattr(execution, "exchange_ids", None):
+        return
+    last = session.recorder.by_id(execution.exchange_ids[-1])
+    message = getattr(execution, "message", "") or ""
+    if last is None or last.crash is None or "the provider crashed" in message:
+        return
+    if last.status != ExchangeStatus.TRANSPORT_ERROR:
+        return
+    execution.message = f"{last.crash.summary()}. {message}".strip()
 
 
 def print_provider_trouble(session: Session | None, stream: TextIO) -> None:

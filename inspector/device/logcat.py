@@ -9,11 +9,12 @@ builds print, and returns None for anything else (`--------- beginning of main`,
 banners, binary junk): a phone's log is untrusted input, every line is cut to
 `MAX_LINE_CHARS` before it is parsed.
 
-`LogcatReader` runs the blocking adbutils read loop in its own executor thread (never on
-the event loop), keeps only the lines of the watched uids (or pids, when a build prints no
-uid; `ps -A -o PID,UID,NAME` resolves them) plus system lines that name a watched package
-(ActivityManager "has died", "ANR in"), aligns the phone's clock to the desktop's with one
-`date +%s.%N` round trip, and hands lines to the loop in batches.
+`LogcatReader` runs the blocking adbutils read loop in a thread of its own (never on the
+event loop; a daemon thread, so a reader nobody stopped cannot hold the process), keeps
+only the lines of the watched uids (or pids, when a build prints no uid; `ps -A -o
+PID,UID,NAME` resolves them) plus system lines that name a watched package (ActivityManager
+"has died", "ANR in"), aligns the phone's clock to the desktop's with one `date +%s.%N`
+round trip, and hands lines to the loop in batches.
 
 Only a real phone shows the exact wording of its release and vendor; the fake phone
 (tests/device/fake_android_shell.py) serves the AOSP layouts.
@@ -25,10 +26,10 @@ import asyncio
 import contextlib
 import logging
 import re
+import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from inspector.device.blocking import run_blocking
@@ -40,6 +41,7 @@ LOGCAT_COMMAND = "logcat -v threadtime -v epoch -v uid -T 1"
 MAX_LINE_CHARS = 8192
 READ_CHUNK = 16384
 BATCH_LINES = 200
+SYNC_TAG = "CetpInspectorSync"
 #: system lines that can be about a watched app's process (death, ANR, crash of a child)
 SYSTEM_TAGS = frozenset({"ActivityManager", "ActivityTaskManager", "AndroidRuntime"})
 
@@ -148,9 +150,10 @@ class LogcatReader:
         self.error: str = ""
         self._stop = threading.Event()
         self._conn: Any = None
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="logcat")
-        self._task: asyncio.Future[None] | None = None
+        self._thread: threading.Thread | None = None
+        self._done = threading.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._markers: dict[str, asyncio.Future[None]] = {}
 
     def watch_packages(self, uids: dict[int, str]) -> None:
         self.watch.update(uids)
@@ -166,7 +169,10 @@ class LogcatReader:
         await self.refresh_pids()
         self._conn = await run_blocking(self.device.shell, self.command, True,
                                         timeout=self.timeout, what="adb logcat")
-        self._task = self._loop.run_in_executor(self._executor, self._pump)
+        # a daemon thread of its own (not a pool worker): a reader nobody stopped must never
+        # keep the process alive at exit
+        self._thread = threading.Thread(target=self._run, name="adb-logcat", daemon=True)
+        self._thread.start()
 
     async def stop(self) -> None:
         self._stop.set()
@@ -174,10 +180,17 @@ class LogcatReader:
         if conn is not None:
             with contextlib.suppress(Exception):
                 conn.close()
-        if self._task is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._task, 5.0)
-        self._executor.shutdown(wait=False)
+        if self._thread is not None:
+            await asyncio.to_thread(self._done.wait, 5.0)
+
+    def _run(self) -> None:
+        try:
+            self._pump()
+        except Exception as exc:  # never let the read thread die silently
+            self.error = f"the logcat reader failed: {exc!r}"[:300]
+            log.warning("%s", self.error)
+        finally:
+            self._done.set()
 
     async def align_clock(self) -> None:
         """One `date +%s.%N` round trip; the midpoint is taken as the phone's now."""
@@ -229,6 +242,13 @@ class LogcatReader:
                 break
             for text in split_lines(buffer, chunk):
                 self.lines_read += 1
+                if SYNC_TAG in text:
+                    marker = _marker_in(text)
+                    if marker is not None:
+                        self._flush(batch)  # the lines before the marker go first
+                        batch = []
+                        self._post(self._marker_seen, marker)
+                        continue
                 line = self.keep(text)
                 if line is not None:
                     batch.append(line)
@@ -256,9 +276,47 @@ class LogcatReader:
         return None
 
     def _flush(self, batch: list[LogLine]) -> None:
-        if batch and self._loop is not None and not self._loop.is_closed():
+        if batch:
+            self._post(self.on_lines, list(batch))
+
+    def _post(self, fn: Callable[..., None], *args: Any) -> None:
+        if self._loop is not None and not self._loop.is_closed():
             with contextlib.suppress(RuntimeError):
-                self._loop.call_soon_threadsafe(self.on_lines, list(batch))
+                self._loop.call_soon_threadsafe(fn, *args)
+
+    # --- catching up ------------------------------------------------------------------------
+    async def sync(self, timeout: float = 2.0) -> bool:
+        """Wait until every line logged before now has been delivered: log a marker line
+        (`log -t CetpInspectorSync <token>`) and wait for the stream to bring it back
+        (logd keeps the order). False when it did not come back in time."""
+        if self._loop is None or self._conn is None or self.error:
+            return False
+        token = secrets.token_hex(6)
+        fut: asyncio.Future[None] = self._loop.create_future()
+        self._markers[token] = fut
+        try:
+            await run_blocking(self.device.shell, f"log -p i -t {SYNC_TAG} {token}",
+                               timeout=self.timeout, what="adb shell log")
+            await asyncio.wait_for(fut, timeout)
+            return True
+        except Exception as exc:
+            log.info("the logcat stream did not catch up: %s", exc or type(exc).__name__)
+            return False
+        finally:
+            self._markers.pop(token, None)
+
+    def _marker_seen(self, token: str) -> None:
+        fut = self._markers.get(token)
+        if fut is not None and not fut.done():
+            fut.set_result(None)
+
+
+def _marker_in(text: str) -> str | None:
+    line = parse_line(text)
+    if line is None or line.tag != SYNC_TAG:
+        return None
+    token = line.message.strip()
+    return token if re.fullmatch(r"[0-9a-f]{12}", token) else None
 
 
 def watch_from_declarations(decls: Iterable[Any]) -> dict[int, str]:

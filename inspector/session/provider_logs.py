@@ -88,7 +88,31 @@ class ProviderLogs:
         self._relay_error: dict[str, str] = {}  # the relay's own message, before a crash
         self.lines_seen = 0
         self._followed_connects = -1
+        self._sources: list[Any] = []  # readers to close with the session (phone logcat)
         recorder.add_listener(self._on_exchange)
+
+    def add_source(self, source: Any) -> None:
+        """A line source with `async aclose()` that lives as long as the session."""
+        self._sources.append(source)
+
+    async def settle(self) -> None:
+        """Let every source deliver what was logged until now (a phone's logcat lags);
+        at once when there is none. Call before reporting a finished call."""
+        for s in list(self._sources):
+            sync = getattr(s, "sync", None)
+            if sync is not None:
+                try:
+                    await sync()
+                except Exception:
+                    log.debug("a log source could not catch up", exc_info=True)
+
+    async def aclose(self) -> None:
+        sources, self._sources = self._sources, []
+        for s in sources:
+            try:
+                await s.aclose()
+            except Exception:  # closing a reader of a vanished phone may fail
+                log.debug("closing a log source failed", exc_info=True)
 
     # --- exchanges --------------------------------------------------------------------------
     def _on_exchange(self, ex: Exchange) -> None:

@@ -113,6 +113,7 @@ class Session:
     async def close(self) -> None:
         if self._rescan_task is not None:
             self._rescan_task.cancel()
+        await self.provider_logs.aclose()
         await self.link.close()
 
     @property

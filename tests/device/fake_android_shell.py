@@ -94,6 +94,18 @@ class FakeAndroid:
             return lambda s: self._write(s, f"{self.now():.9f}\n".encode())
         if name == "screencap" and self.screen_png is not None:
             return lambda s: self._write(s, self.screen_png() if self.screen_png else b"")
+        if name == "log":  # toybox log: -p PRIORITY -t TAG MESSAGE…
+            args = argv[1:]
+            prio, tag = "i", "log"
+            while len(args) >= 2 and args[0] in ("-p", "-t"):
+                if args[0] == "-p":
+                    prio = args[1]
+                else:
+                    tag = args[1]
+                args = args[2:]
+            self.raw(threadtime(self.now(), 2000, 9999, 9999, prio.upper()[:1], tag,
+                                " ".join(args)))
+            return lambda s: self._write(s, b"")
         if name == "input":
             self.inputs.append(argv[1:])
             return lambda s: self._write(s, b"")
