@@ -214,6 +214,13 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("-o", "--output", default=None, metavar="FILE",
                    help="bundle file (default: SESSION.cetpbundle)")
     o.add_argument("--note", default="", help="a short description for the summary")
+    o.add_argument("--no-logs", action="store_true",
+                   help="leave the provider's log lines and crashes out of the bundle")
+    o.add_argument("--file", action="append", default=[], metavar="PATH",
+                   help="include these bytes for the recorded file result with the same "
+                   "sha256 (e.g. what `call --save` wrote), so replay can serve them")
+    o.add_argument("--file-cap", type=int, default=32 * 1024 * 1024, metavar="BYTES",
+                   help="largest file result included (default 32 MiB)")
     o.add_argument("--no-redact", action="store_true",
                    help="keep session/resume tokens in the bundle (default: redacted)")
     o = bsub.add_parser("open", help="show a bug-report bundle (read-only)")

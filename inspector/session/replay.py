@@ -34,6 +34,7 @@ from inspector.protocol import andyclaw as ac
 from inspector.protocol.bundle import Bundle, Long, from_jsonable, to_jsonable
 from inspector.protocol.cetp import ProtocolViolation
 from inspector.protocol.exchange import Exchange, ExchangeKind, ExchangeStatus
+from inspector.protocol.logs import LogLine
 from inspector.relay.api import RelayApi, RelayError
 from inspector.session.journal import JournalContents
 
@@ -496,6 +497,7 @@ class RecordedCall(BaseModel):
     response: Any = None
     status: str = ""
     match_key: str = ""
+    logs: list[LogLine] = Field(default_factory=list)  # what the provider logged (issue 16)
 
 
 class RecordedProvider(BaseModel):
@@ -561,6 +563,7 @@ def recorded_providers(session: JournalContents) -> list[RecordedProvider]:
                 response=ex.response,
                 status=str(ex.status),
                 match_key=_match_key(ex.method, ex.request),
+                logs=list(ex.logs),
             )
         )
         if ex.method in READ_METHODS - {"get_operation"} and ex.status == ExchangeStatus.SUCCESS:

@@ -179,3 +179,12 @@ def app_log(app: VirtualApp, level: str, tag: str, message: str) -> None:
     channel = getattr(device, "logcat", None) if device is not None else None
     if channel is not None and level in LEVELS:
         channel.log(app, level, tag, message)
+
+
+def replay_lines(app: VirtualApp, lines: list[LogLine]) -> None:
+    """A replayed provider logs again what the recorded one logged for the same call (now,
+    from its own process), so a replay shows the recorded lines beside the recorded answer."""
+    for line in lines[:500]:
+        if line.package and line.package != app.package:
+            continue  # system lines about the process stay in the recording
+        app_log(app, line.level, line.tag, line.message)

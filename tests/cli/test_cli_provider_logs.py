@@ -41,3 +41,23 @@ def test_a_crash_in_json(cli: Cli) -> None:
     assert c["kind"] == "crash" and c["exception"].startswith("java.lang.IllegalStateException")
     assert any(ln["tag"] == "ActivityManager" and "has died" in ln["message"]
                for ln in crashed[0]["lines"])
+
+
+def test_bundle_create_with_file_bytes_and_without_logs(cli: Cli, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    saved = tmp_path / "export.json"
+    r = cli("call", PRICE, "export_history", "--args", '{"bytes": 300000}', "--save",
+            str(saved), "--record", "exported")
+    assert r.code == 0, r.out
+    bundle = tmp_path / "b.cetpbundle"
+    r = cli("bundle", "create", "exported", "-o", str(bundle), "--file", str(saved),
+            "--no-logs")
+    assert r.code == 0, r.err
+    doc = r.doc
+    assert doc["logs_included"] is False and doc["file_cap_bytes"] == 32 * 1024 * 1024
+    [(sha, result)] = doc["file_results"].items()
+    assert result == {"size": 300000, "included": True, "reason": ""}
+    text = cli("bundle", "create", "exported", "-o", str(tmp_path / "c.cetpbundle"),
+               "--file", str(saved), "--file-cap", "1000", json_out=False)
+    assert "provider logs: included (redacted like the rest)" in text.out
+    assert "file results (cap 1,000 bytes each; bytes are not redacted):" in text.out
+    assert f"{sha}  300000 bytes  not included: over the cap (300000 > 1000 bytes)" in text.out
