@@ -248,6 +248,12 @@ class RelayLink:
                      follow: bool = False) -> Bundle:
         return await self._call("logcat", after_seq, max_lines, follow)  # type: ignore[no-any-return]
 
+    async def screencap(self) -> Bundle:
+        return await self._call("screencap")  # type: ignore[no-any-return]
+
+    async def input(self, kind: str, **args: object) -> Bundle:
+        return await self._call("input", kind, **args)  # type: ignore[no-any-return]
+
     async def fault(self, kind: str, **args: object) -> bool:
         return bool(await self._call("fault", kind, **args))
 

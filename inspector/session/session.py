@@ -307,7 +307,10 @@ class Session:
         approve = False
         if policy is not None:
             try:
-                approve = bool(await policy(request))
+                answer = await policy(request)
+                if answer is None:  # the person answers on the device's screen (issue 16)
+                    return
+                approve = bool(answer)
             except Exception:
                 log.exception("confirmation policy failed; denying")
                 approve = False

@@ -62,6 +62,7 @@ from inspector.virtual.manifest import (
     TOOL_PROVIDER_ACTION,
     fake_cert_sha256,
 )
+from inspector.virtual.screen import VirtualScreen
 
 log = logging.getLogger(__name__)
 
@@ -174,6 +175,7 @@ class VirtualDevice:
         self.spawner = Spawner()
         self.faults = Faults(self)
         self.logcat = LogChannel(self)  # the device's logcat and crash fault (issue 16)
+        self.screen = VirtualScreen(self)  # its screen: screencap / input ops (issue 16)
         self.apps: dict[str, VirtualApp] = {}
         self.confirmation_handler = confirmation_handler
         self._next_uid = FIRST_APP_UID
@@ -568,6 +570,7 @@ class VirtualDevice:
         await self._in_process(
             app, app.on_activity_start(ctx, action, extras), "start_activity", conn
         )
+        self.screen.activity_started(package, m.qualify(acts[0].name))
         return Bundle(launched=True, component=f"{package}/{m.qualify(acts[0].name)}")
 
     async def _op_read_resource(self, args: Bundle, conn: ServerConnection) -> Bundle:
@@ -610,6 +613,12 @@ class VirtualDevice:
 
     async def _op_logcat(self, args: Bundle, conn: ServerConnection) -> Bundle:
         return self.logcat.op_logcat(args, conn)
+
+    async def _op_screencap(self, args: Bundle, conn: ServerConnection) -> Bundle:
+        return self.screen.op_screencap(args)
+
+    async def _op_input(self, args: Bundle, conn: ServerConnection) -> Bundle:
+        return self.screen.op_input(args)
 
     async def _op_fault(self, args: Bundle, conn: ServerConnection) -> Bundle:
         self.faults.arm(args)

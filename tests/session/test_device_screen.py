@@ -1,0 +1,67 @@
+"""A session's device screen: the virtual device's confirmation answered by a tap."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from inspector.consumer.engine import ProviderSession
+from inspector.consumer.execution import ExecState
+from inspector.session.device_screen import RelayScreen, screen_for
+from inspector.session.devices import VIRTUAL_SERIAL, DeviceManager, VirtualConfig
+from inspector.session.session import Session
+from inspector.tasks import Spawner
+from inspector.virtual.screen import HEIGHT, WIDTH
+
+PRICE = "com.example.pricealerts"
+
+
+@pytest.fixture
+async def session(tmp_path: Path) -> AsyncIterator[Session]:
+    m = DeviceManager(VirtualConfig(state_dir=str(tmp_path / "state")), use_adb=False)
+    s = Session(VIRTUAL_SERIAL, m.connector(VIRTUAL_SERIAL), spawner=Spawner())
+    await s.open()
+    yield s
+    await s.close()
+    await s.spawner.cancel_all()
+    await m.close()
+
+
+async def test_a_policy_that_leaves_it_to_the_screen_and_a_tap_that_approves(
+        session: Session) -> None:
+    async def on_screen(_req: object) -> None:
+        return None  # the person answers on the device's screen
+
+    session.confirmation_policy = on_screen  # type: ignore[assignment]
+    screen = screen_for(session, None)
+    assert isinstance(screen, RelayScreen)
+    ps = session.provider_session(session.find_provider(PRICE))
+    assert isinstance(ps, ProviderSession)
+    created = await ps.execute_tool("create_alert", {"symbol": "ACME", "price": 101.25})
+    ex = await ps.execute_tool("delete_alert", {"alert_id": created.value["alert_id"]})
+    launch = asyncio.ensure_future(ps.launch_resolution(ex))
+    for _ in range(200):
+        if any(e.get("event") == "confirmation_request" for e in session.events):
+            break
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.05)
+    assert not launch.done()  # nobody answered for the person
+    png = await screen.capture()
+    assert png.startswith(b"\x89PNG")
+    # the Approve button sits at the bottom right of the virtual screen
+    what, cid = await screen.send_input("tap", x=WIDTH * 3 // 4, y=HEIGHT - 48)
+    assert what == "approve" and cid
+    ex = await launch
+    assert ex.state == ExecState.SUCCEEDED
+    assert session.confirmations == []  # answered on the screen, not by a policy
+
+
+async def test_no_screen_without_the_ops_or_adb(session: Session) -> None:
+    class NoScreen:
+        link = type("L", (), {"hello_info": type("H", (), {"capabilities": ("call",)})()})()
+
+    assert screen_for(NoScreen(), None) is None
+    assert screen_for(NoScreen(), lambda: object()) is not None  # a phone: adb screencap
