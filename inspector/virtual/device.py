@@ -615,7 +615,7 @@ class VirtualDevice:
         return self.logcat.op_logcat(args, conn)
 
     async def _op_screencap(self, args: Bundle, conn: ServerConnection) -> Bundle:
-        return self.screen.op_screencap(args)
+        return await self.screen.op_screencap(args)
 
     async def _op_input(self, args: Bundle, conn: ServerConnection) -> Bundle:
         return self.screen.op_input(args)

@@ -16,9 +16,11 @@ cut before it is drawn. A frame is re-encoded only when what is shown changed.
 
 from __future__ import annotations
 
+import asyncio
 import io
 import itertools
 import logging
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -104,80 +106,32 @@ class VirtualScreen:
         key = self._key()
         if self._png is not None and self._png[0] == key:
             return self._png[1]
-        data = self._render()
+        data, buttons = render(self._snapshot())
+        return self._keep(key, data, buttons)
+
+    async def png_async(self) -> bytes:
+        """`png()` with the drawing and encoding in a worker thread (Pillow releases the
+        GIL there), so an embedded device never stalls the event loop it shares."""
+        key = self._key()
+        if self._png is not None and self._png[0] == key:
+            return self._png[1]
+        data, buttons = await asyncio.to_thread(render, self._snapshot())
+        return self._keep(key, data, buttons)
+
+    def _keep(self, key: tuple[Any, ...], data: bytes, buttons: list[Button]) -> bytes:
         self._png = (key, data)
+        self.buttons = buttons
         self.frames_encoded += 1
         return data
 
-    # --- drawing -------------------------------------------------------------------------------
-    def _render(self) -> bytes:
-        from PIL import Image, ImageDraw
-
-        img = Image.new("RGB", (WIDTH, HEIGHT), BG)
-        d = ImageDraw.Draw(img)
-        d.rectangle((0, 0, WIDTH, STATUS_H), fill=BAR)
-        d.text((10, 5), time.strftime("%H:%M"), fill=(240, 240, 240), font=_font(13))
-        d.text((WIDTH - 110, 5), "Virtual Device", fill=(200, 200, 200), font=_font(12))
-        top = self.top_confirmation()
-        if top is not None:
-            self._draw_confirmation(d, top)
-        elif self.state.activity is not None:
-            self.buttons = []
-            self._draw_activity(d, *self.state.activity)
-        else:
-            self.buttons = []
-            self._draw_home(d)
-        out = io.BytesIO()
-        img.save(out, format="PNG", compress_level=1)
-        return out.getvalue()
-
-    def _draw_confirmation(self, d: Any, req: ConfirmationRequest) -> None:
-        y = STATUS_H + 16
-        y = _wrapped(d, 16, y, _clean(req.title, 120), _font(20), INK, WIDTH - 32, 3)
-        y = _wrapped(d, 16, y + 4, _clean(req.package, 120), _font(12), MUTED, WIDTH - 32, 1)
-        y += 10
-        for label, value in (("Target", req.target), ("Action", req.action)):
-            d.text((16, y), label.upper(), fill=MUTED, font=_font(11))
-            y = _wrapped(d, 16, y + 14, _clean(value), _font(15), INK, WIDTH - 32, 2) + 6
-        if req.parameters:
-            d.text((16, y), "PARAMETERS", fill=MUTED, font=_font(11))
-            y += 14
-            for k, v in list(req.parameters.items())[:8]:
-                y = _wrapped(d, 24, y, f"{_clean(k, 40)}: {_clean(v, 120)}", _font(13), INK,
-                             WIDTH - 40, 2)
-            y += 6
-        if req.consequences:
-            d.text((16, y), "CONSEQUENCES", fill=MUTED, font=_font(11))
-            _wrapped(d, 16, y + 14, _clean(req.consequences, 400), _font(13), DANGER,
-                     WIDTH - 32, 6)
-        by = HEIGHT - BUTTON_H - 24
-        deny = Button("deny", 16, by, WIDTH // 2 - 8, by + BUTTON_H)
-        approve = Button("approve", WIDTH // 2 + 8, by, WIDTH - 16, by + BUTTON_H)
-        d.rounded_rectangle((deny.x0, deny.y0, deny.x1, deny.y1), 8, outline=ACCENT, width=2)
-        d.rounded_rectangle((approve.x0, approve.y0, approve.x1, approve.y1), 8, fill=ACCENT)
-        d.text((deny.x0 + 48, by + 14), "Deny", fill=ACCENT, font=_font(16))
-        d.text((approve.x0 + 36, by + 14), "Approve", fill=(255, 255, 255), font=_font(16))
-        self.buttons = [deny, approve]
-
-    def _draw_activity(self, d: Any, package: str, component: str) -> None:
-        y = STATUS_H + 16
-        d.text((16, y), "Activity", fill=MUTED, font=_font(12))
-        y = _wrapped(d, 16, y + 16, _clean(component, 200), _font(17), INK, WIDTH - 32, 3)
-        _wrapped(d, 16, y + 8, f"started in {_clean(package, 120)}", _font(13), MUTED,
-                 WIDTH - 32, 2)
-        if self.state.typed:
-            _wrapped(d, 16, y + 48, f"typed: {_clean(self.state.typed, 200)}", _font(13), INK,
-                     WIDTH - 32, 3)
-
-    def _draw_home(self, d: Any) -> None:
-        y = STATUS_H + 20
-        d.text((16, y), "Installed apps", fill=MUTED, font=_font(12))
-        y += 20
-        for pkg in sorted(self.device.apps)[:20]:
-            app = self.device.apps[pkg]
-            d.text((16, y), _clean(app.label, 40), fill=INK, font=_font(15))
-            d.text((16, y + 18), _clean(pkg, 60), fill=MUTED, font=_font(11))
-            y += 40
+    def _snapshot(self) -> Snapshot:
+        """What to draw, copied on the loop (the drawing may run in another thread)."""
+        return Snapshot(
+            confirmation=self.top_confirmation(),
+            activity=self.state.activity,
+            typed=self.state.typed,
+            apps=[(self.device.apps[p].label, p) for p in sorted(self.device.apps)[:20]],
+        )
 
     # --- input --------------------------------------------------------------------------------
     def tap(self, x: int, y: int) -> str:
@@ -218,8 +172,8 @@ class VirtualScreen:
         del self.state.events[:-100]
 
     # --- relay ops (§4.3) -----------------------------------------------------------------------
-    def op_screencap(self, args: Bundle) -> Bundle:
-        return Bundle(png=self.png(), width=Int(WIDTH), height=Int(HEIGHT),
+    async def op_screencap(self, args: Bundle) -> Bundle:
+        return Bundle(png=await self.png_async(), width=Int(WIDTH), height=Int(HEIGHT),
                       version=Int(self.version & 0x7FFFFFFF))
 
     def op_input(self, args: Bundle) -> Bundle:
@@ -256,20 +210,103 @@ class VirtualScreen:
                       confirmation_id=cid if answered else None)
 
 
+@dataclass
+class Snapshot:
+    confirmation: Any
+    activity: tuple[str, str] | None
+    typed: str
+    apps: list[tuple[str, str]]
+
+
+def render(snap: Snapshot) -> tuple[bytes, list[Button]]:
+    """Draw one frame (no device access: safe in a worker thread); PNG and buttons."""
+    from PIL import Image, ImageDraw
+
+    img = Image.new("RGB", (WIDTH, HEIGHT), BG)
+    d = ImageDraw.Draw(img)
+    d.rectangle((0, 0, WIDTH, STATUS_H), fill=BAR)
+    d.text((10, 5), time.strftime("%H:%M"), fill=(240, 240, 240), font=_font(13))
+    d.text((WIDTH - 110, 5), "Virtual Device", fill=(200, 200, 200), font=_font(12))
+    buttons: list[Button] = []
+    if snap.confirmation is not None:
+        buttons = _draw_confirmation(d, snap.confirmation)
+    elif snap.activity is not None:
+        _draw_activity(d, *snap.activity, typed=snap.typed)
+    else:
+        _draw_home(d, snap.apps)
+    out = io.BytesIO()
+    img.save(out, format="PNG", compress_level=1)
+    return out.getvalue(), buttons
+
+
+def _draw_confirmation(d: Any, req: ConfirmationRequest) -> list[Button]:
+    y = STATUS_H + 16
+    y = _wrapped(d, 16, y, _clean(req.title, 120), _font(20), INK, WIDTH - 32, 3)
+    y = _wrapped(d, 16, y + 4, _clean(req.package, 120), _font(12), MUTED, WIDTH - 32, 1)
+    y += 10
+    for label, value in (("Target", req.target), ("Action", req.action)):
+        d.text((16, y), label.upper(), fill=MUTED, font=_font(11))
+        y = _wrapped(d, 16, y + 14, _clean(value), _font(15), INK, WIDTH - 32, 2) + 6
+    if req.parameters:
+        d.text((16, y), "PARAMETERS", fill=MUTED, font=_font(11))
+        y += 14
+        for k, v in list(req.parameters.items())[:8]:
+            y = _wrapped(d, 24, y, f"{_clean(k, 40)}: {_clean(v, 120)}", _font(13), INK,
+                         WIDTH - 40, 2)
+        y += 6
+    if req.consequences:
+        d.text((16, y), "CONSEQUENCES", fill=MUTED, font=_font(11))
+        _wrapped(d, 16, y + 14, _clean(req.consequences, 400), _font(13), DANGER,
+                 WIDTH - 32, 6)
+    by = HEIGHT - BUTTON_H - 24
+    deny = Button("deny", 16, by, WIDTH // 2 - 8, by + BUTTON_H)
+    approve = Button("approve", WIDTH // 2 + 8, by, WIDTH - 16, by + BUTTON_H)
+    d.rounded_rectangle((deny.x0, deny.y0, deny.x1, deny.y1), 8, outline=ACCENT, width=2)
+    d.rounded_rectangle((approve.x0, approve.y0, approve.x1, approve.y1), 8, fill=ACCENT)
+    d.text((deny.x0 + 48, by + 14), "Deny", fill=ACCENT, font=_font(16))
+    d.text((approve.x0 + 36, by + 14), "Approve", fill=(255, 255, 255), font=_font(16))
+    return [deny, approve]
+
+
+def _draw_activity(d: Any, package: str, component: str, *, typed: str) -> None:
+    y = STATUS_H + 16
+    d.text((16, y), "Activity", fill=MUTED, font=_font(12))
+    y = _wrapped(d, 16, y + 16, _clean(component, 200), _font(17), INK, WIDTH - 32, 3)
+    _wrapped(d, 16, y + 8, f"started in {_clean(package, 120)}", _font(13), MUTED,
+             WIDTH - 32, 2)
+    if typed:
+        _wrapped(d, 16, y + 48, f"typed: {_clean(typed, 200)}", _font(13), INK,
+                 WIDTH - 32, 3)
+
+
+def _draw_home(d: Any, apps: list[tuple[str, str]]) -> None:
+    y = STATUS_H + 20
+    d.text((16, y), "Installed apps", fill=MUTED, font=_font(12))
+    y += 20
+    for label, pkg in apps:
+        d.text((16, y), _clean(label, 40), fill=INK, font=_font(15))
+        d.text((16, y + 18), _clean(pkg, 60), fill=MUTED, font=_font(11))
+        y += 40
+
+
 _FONTS: dict[int, Any] = {}
 
 
-def _font(size: int) -> Any:
-    f = _FONTS.get(size)
-    if f is None:
-        from PIL import ImageFont
+_FONTS_LOCK = threading.Lock()  # frames may be drawn in worker threads
 
-        try:
-            f = ImageFont.load_default(size=size)
-        except (TypeError, OSError):  # Pillow without FreeType: the fixed bitmap font
-            f = ImageFont.load_default()
-        _FONTS[size] = f
-    return f
+
+def _font(size: int) -> Any:
+    with _FONTS_LOCK:
+        f = _FONTS.get(size)
+        if f is None:
+            from PIL import ImageFont
+
+            try:
+                f = ImageFont.load_default(size=size)
+            except (TypeError, OSError):  # Pillow without FreeType: the fixed bitmap font
+                f = ImageFont.load_default()
+            _FONTS[size] = f
+        return f
 
 
 def _wrapped(d: Any, x: int, y: int, text: str, font: Any, fill: Any, width: int,
