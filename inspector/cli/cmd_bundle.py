@@ -64,6 +64,12 @@ def bundle_list(ctx: Ctx) -> int:
     return ExitCode.OK
 
 
+def saved_screenshots(journal_path: Any) -> dict[str, bytes]:
+    from inspector.session.screenshots import saved_screenshots as saved
+
+    return saved(journal_path)
+
+
 def bundle_extras_doc(path: Path) -> dict[str, Any]:
     """What issue 16 put in the bundle: logs or not, each file result's bytes and the cap."""
     from inspector.session.bundle_file import open_bundle
@@ -71,12 +77,15 @@ def bundle_extras_doc(path: Path) -> dict[str, Any]:
     m = open_bundle(path).manifest.model_dump(mode="json")
     return {"logs_included": m.get("logs_included", True),
             "file_cap_bytes": m.get("file_cap_bytes"),
-            "file_results": m.get("file_results", {})}
+            "file_results": m.get("file_results", {}),
+            "screenshots": len(m.get("screenshots", []))}
 
 
 def print_bundle_extras(doc: dict[str, Any], out: Any) -> None:
     line("provider logs: " + ("included (redacted like the rest)" if doc["logs_included"]
                               else "left out (--no-logs)"), out)
+    if doc.get("screenshots"):
+        line(f"confirmation screenshots: {doc['screenshots']} (not redacted)", out)
     results = doc.get("file_results") or {}
     if results:
         line(f"file results (cap {doc['file_cap_bytes']:,} bytes each; bytes are not "
@@ -98,7 +107,9 @@ def bundle_create(ctx: Ctx) -> int:
         dest = Path(a.output or f"{summary.name or summary.session_id}.cetpbundle")
         path = create_bundle(dest, contents, note=a.note, redact=not a.no_redact,
                              include_logs=not a.no_logs, files=a.file,
-                             file_cap_bytes=a.file_cap)
+                             file_cap_bytes=a.file_cap,
+                             screenshots=saved_screenshots(summary.path)
+                             if a.screenshots else None)
     except (j.JournalError, BundleError) as exc:
         raise InspectorError("BUNDLE", str(exc), hint="check the session and the output path",
                              exit_code=ExitCode.USAGE) from exc

@@ -17,6 +17,7 @@ from inspector.protocol.exchange import Exchange, ExchangeKind
 from inspector.session.devices import VIRTUAL_SERIAL, DeviceManager, VirtualConfig
 from inspector.session.errors import ExitCode, InspectorError
 from inspector.session.phone_logs import start_phone_logs
+from inspector.session.screenshots import keep_confirmation_screenshots
 from inspector.session.session import Session
 
 #: set to 1 to never talk to adb (CI, tests, machines without adb)
@@ -141,6 +142,9 @@ class Ctx:
             await self.session.connect()
         # the phone's logcat next to each call (issue 16; nothing for the virtual device)
         await start_phone_logs(self.session, manager.adb_device_getter(self.serial))
+        if self.journal is not None:  # confirmation screenshots kept with the recording
+            keep_confirmation_screenshots(self.session, manager.adb_device_getter(self.serial),
+                                          self.journal.path)
         if self.journal is not None:
             record_facts(self.journal, self.session)
         return self.session

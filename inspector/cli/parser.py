@@ -214,6 +214,9 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("-o", "--output", default=None, metavar="FILE",
                    help="bundle file (default: SESSION.cetpbundle)")
     o.add_argument("--note", default="", help="a short description for the summary")
+    o.add_argument("--screenshots", action="store_true",
+                   help="include the screenshots of confirmation screens taken while the "
+                   "session was recorded (they show the screen as it was: not redacted)")
     o.add_argument("--no-logs", action="store_true",
                    help="leave the provider's log lines and crashes out of the bundle")
     o.add_argument("--file", action="append", default=[], metavar="PATH",

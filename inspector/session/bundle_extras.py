@@ -29,6 +29,37 @@ DEFAULT_FILE_CAP_BYTES = 32 * 1024 * 1024
 MAX_FILE_CAP_BYTES = 256 * 1024 * 1024
 MAX_FILES = 64
 _MEMBER = re.compile(r"^files/([0-9a-f]{64})$")
+SCREENS_PREFIX = "screens/"
+_SCREEN = re.compile(r"^screens/([0-9a-f]{32})\.png$")
+MAX_SCREENSHOTS = 32
+MAX_SCREENSHOT_BYTES = 8 * 1024 * 1024
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def is_screen_member(name: str) -> bool:
+    return _SCREEN.match(name) is not None
+
+
+def screenshot_members(screenshots: Mapping[str, bytes]) -> dict[str, bytes]:
+    """exchange id → PNG as bundle members `screens/<exchange id>.png` (PNGs only, bounded).
+    Screenshots show the phone's screen as it was: they are not redacted."""
+    out: dict[str, bytes] = {}
+    for xid, png in list(screenshots.items())[:MAX_SCREENSHOTS]:
+        if (re.fullmatch(r"[0-9a-f]{32}", xid) and png.startswith(PNG_MAGIC)
+                and len(png) <= MAX_SCREENSHOT_BYTES):
+            out[f"{SCREENS_PREFIX}{xid}.png"] = png
+    return out
+
+
+def screenshots_from_members(data: Mapping[str, bytes]) -> dict[str, bytes]:
+    out: dict[str, bytes] = {}
+    for name, blob in data.items():
+        m = _SCREEN.match(name)
+        if m is not None:
+            if not blob.startswith(PNG_MAGIC):
+                raise ValueError(f"member {name} is not a PNG")
+            out[m.group(1)] = blob
+    return out
 
 
 def is_file_member(name: str) -> bool:

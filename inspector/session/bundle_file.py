@@ -16,7 +16,7 @@ import os
 import time
 import zipfile
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +86,8 @@ class BugReport(BaseModel):
     summary: str
     files: dict[str, bytes] = Field(default_factory=dict)
     """Included file-result bytes by sha256 (issue 16, `bundle_extras`)."""
+    screenshots: dict[str, bytes] = Field(default_factory=dict)
+    """Confirmation screenshots (PNG) by exchange id, when the reporter opted in."""
 
     @property
     def exchanges(self) -> list[Exchange]:
@@ -166,6 +168,7 @@ def create_bundle(
     include_logs: bool = True,
     files: Iterable[Path | str] = (),
     file_cap_bytes: int = extras.DEFAULT_FILE_CAP_BYTES,
+    screenshots: Mapping[str, bytes] | None = None,
 ) -> Path:
     """Write a bug-report bundle; secrets are redacted unless `redact=False`.
 
@@ -179,6 +182,7 @@ def create_bundle(
         if not include_logs:
             session = extras.without_logs(session)
         file_members, file_report = extras.select_files(session, files, file_cap_bytes)
+        file_members.update(extras.screenshot_members(screenshots or {}))
     except ValueError as exc:
         raise BundleError(str(exc)) from exc
     dev = dict(session.header.device)
@@ -225,6 +229,7 @@ def create_bundle(
         logs_included=include_logs,
         file_cap_bytes=file_cap_bytes,
         file_results=file_report,
+        screenshots=sorted(n for n in file_members if extras.is_screen_member(n)),
     )
     d = Path(dest)
     tmp = d.with_name(d.name + ".tmp")
@@ -234,7 +239,7 @@ def create_bundle(
             for name in MEMBERS:
                 if name in members:
                     z.writestr(name, members[name])
-            for name in sorted(file_members):  # files/<sha256> (issue 16)
+            for name in sorted(file_members):  # files/<sha256>, screens/<id>.png (issue 16)
                 z.writestr(name, members[name])
         os.replace(tmp, d)
     except OSError as exc:
@@ -278,9 +283,12 @@ def open_bundle(path: Path | str) -> BugReport:
         raise BundleError(f"{p} is not a bug-report bundle (not a zip file)") from exc
     with z:
         names = set(z.namelist())
-        unknown = {n for n in names - set(MEMBERS) if not extras.is_file_member(n)}
+        unknown = {n for n in names - set(MEMBERS)
+                   if not (extras.is_file_member(n) or extras.is_screen_member(n))}
         if sum(1 for n in names if extras.is_file_member(n)) > extras.MAX_FILES:
             raise BundleError(f"{p}: more than {extras.MAX_FILES} file members")
+        if sum(1 for n in names if extras.is_screen_member(n)) > extras.MAX_SCREENSHOTS:
+            raise BundleError(f"{p}: more than {extras.MAX_SCREENSHOTS} screenshots")
         if unknown:
             raise BundleError(f"{p}: unexpected members {sorted(unknown)[:5]}")
         if M_MANIFEST not in names or M_SESSION not in names:
@@ -320,6 +328,7 @@ def open_bundle(path: Path | str) -> BugReport:
     descriptors = load(M_DESCRIPTORS, {})
     try:
         files = extras.files_from_members(data)
+        screenshots = extras.screenshots_from_members(data)
     except ValueError as exc:
         raise BundleError(f"{p}: {exc}") from None
     return BugReport(
@@ -332,4 +341,5 @@ def open_bundle(path: Path | str) -> BugReport:
         conformance=load(M_CONFORMANCE, None),
         summary=data.get(M_SUMMARY, b"").decode("utf-8", "replace"),
         files=files,
+        screenshots=screenshots,
     )

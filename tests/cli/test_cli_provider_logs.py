@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import io
+import json
+
 from tests.cli.conftest import Cli
 
 PRICE = "com.example.pricealerts"
@@ -61,3 +64,29 @@ def test_bundle_create_with_file_bytes_and_without_logs(cli: Cli, tmp_path) -> N
     assert "provider logs: included (redacted like the rest)" in text.out
     assert "file results (cap 1,000 bytes each; bytes are not redacted):" in text.out
     assert f"{sha}  300000 bytes  not included: over the cap (300000 > 1000 bytes)" in text.out
+
+
+def test_confirmation_screenshots_are_opt_in_at_export(cli: Cli, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from inspector.session.bundle_file import open_bundle
+
+    created = cli("call", PRICE, "create_alert", "--args", '{"symbol": "ACME", "price": 101.25}')
+    alert = created.doc["execution"]["value"]["alert_id"]
+    r = cli("call", PRICE, "delete_alert", "--args", json.dumps({"alert_id": alert}),
+            "--approve", "--record", "shots")
+    assert r.code == 0 and r.doc["execution"]["state"] == "succeeded", r.out
+    plain = cli("bundle", "create", "shots", "-o", str(tmp_path / "p.cetpbundle"))
+    assert plain.doc["screenshots"] == 0
+    assert open_bundle(tmp_path / "p.cetpbundle").screenshots == {}
+    shot = cli("bundle", "create", "shots", "-o", str(tmp_path / "s.cetpbundle"),
+               "--screenshots")
+    assert shot.doc["screenshots"] == 1
+    report = open_bundle(tmp_path / "s.cetpbundle")
+    [(xid, png)] = report.screenshots.items()
+    launch = next(x for x in report.exchanges if x.id == xid)
+    assert launch.kind == "resolution" and png.startswith(b"\x89PNG")
+    from PIL import Image
+
+    img = Image.open(io.BytesIO(png))
+    assert img.size == (360, 640)
+    # the frame is the confirmation screen: its Approve button is drawn (accent colour)
+    assert img.convert("RGB").getpixel((300, 575)) == (21, 101, 192)

@@ -65,3 +65,39 @@ async def test_no_screen_without_the_ops_or_adb(session: Session) -> None:
 
     assert screen_for(NoScreen(), None) is None
     assert screen_for(NoScreen(), lambda: object()) is not None  # a phone: adb screencap
+
+
+async def test_a_phone_confirmation_is_captured_after_the_launch(tmp_path: Path) -> None:
+    from inspector.consumer.recorder import Recorder
+    from inspector.protocol.exchange import ExchangeKind, ExchangeStatus
+    from inspector.session.screenshots import ConfirmationScreenshots, saved_screenshots
+
+    class Phone:  # an adb screen: no relay link, frames captured after the launch
+        captures = 0
+
+        async def capture(self) -> bytes:
+            Phone.captures += 1
+            return b"\x89PNG\r\n\x1a\n" + b"frame"
+
+    class FakeSession:
+        def __init__(self) -> None:
+            self.recorder = Recorder()
+            self.spawner = Spawner()
+
+        def add_exchange_listener(self, f):  # type: ignore[no-untyped-def]
+            return self.recorder.add_listener(f)
+
+        def add_event_listener(self, f):  # type: ignore[no-untyped-def]
+            pass
+
+    s = FakeSession()
+    journal = tmp_path / "s.jsonl"
+    keeper = ConfirmationScreenshots(s, Phone(), Path(str(journal) + ".screens"), settle_s=0.01)
+    x = s.recorder.start(ExchangeKind.RESOLUTION, "pi_1", "launch_pending_intent",
+                         package=PRICE)
+    other = s.recorder.start(ExchangeKind.CETP, "a", "list_tools", package=PRICE)
+    s.recorder.finish(other, ExchangeStatus.SUCCESS)
+    await keeper.aclose()
+    assert Phone.captures == 1
+    assert saved_screenshots(journal) == {x.id: b"\x89PNG\r\n\x1a\nframe"}
+    await s.spawner.cancel_all()
