@@ -130,6 +130,8 @@ class BundleChoice(BaseModel):
     redact: bool = True
     note: str = ""
     secret_keys: list[str] = Field(default_factory=list)
+    include_logs: bool = True  # the provider's log lines and crashes (issue 16)
+    screenshots: bool = False  # confirmation screenshots taken while recording (issue 16)
 
 
 REDACT_OFF_WARNING = (
@@ -178,6 +180,13 @@ class ExportBundleDialog(QDialog):
         lay.addWidget(self.redact)
         lay.addWidget(self.extra_keys)
         lay.addWidget(self.warning)
+        # issue 16: the provider's log (redacted like the rest) and confirmation screenshots
+        self.include_logs = QCheckBox("Include the provider's log lines and crashes")
+        self.include_logs.setChecked(True)
+        self.screenshots = QCheckBox("Include screenshots of confirmation screens "
+                                     "(not redacted)")
+        lay.addWidget(self.include_logs)
+        lay.addWidget(self.screenshots)
         lay.addWidget(self.buttons)
         self.resize(560, 320)
 
@@ -194,15 +203,23 @@ class ExportBundleDialog(QDialog):
     def choice(self) -> BundleChoice:
         keys = [k.strip() for k in self.extra_keys.text().split(",") if k.strip()]
         return BundleChoice(path=self.path.text().strip(), redact=self.redact.isChecked(),
-                            note=self.note.toPlainText(), secret_keys=keys)
+                            note=self.note.toPlainText(), secret_keys=keys,
+                            include_logs=self.include_logs.isChecked(),
+                            screenshots=self.screenshots.isChecked())
 
 
 def export_bundle(summary: SessionSummary, choice: BundleChoice,
                   directory: Path | str | None = None, conformance: Any = None) -> Path:
     """Read the journal and write its bundle (blocking: run it in a worker thread)."""
     contents = open_session(summary.session_id, directory)
+    shots = None
+    if choice.screenshots and contents.path:
+        from inspector.session.screenshots import saved_screenshots
+
+        shots = saved_screenshots(contents.path)
     return create_bundle(choice.path, contents, note=choice.note, redact=choice.redact,
-                         secret_keys=choice.secret_keys, conformance=conformance)
+                         secret_keys=choice.secret_keys, conformance=conformance,
+                         include_logs=choice.include_logs, screenshots=shots)
 
 
 class SessionsPanel(QWidget):

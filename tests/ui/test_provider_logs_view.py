@@ -72,3 +72,40 @@ def test_detail_shows_the_crash_and_the_lines_as_plain_text(qtbot, qloop):
     assert " E AndroidRuntime: FATAL EXCEPTION: main" in text
     assert "\u202e" not in text  # a bidi override in provider text is neutralised
     panel.grab().save("/tmp/i16_traffic_logs.png")
+
+
+def test_export_dialog_offers_logs_and_screenshots(qtbot, qloop, tmp_path) -> None:
+    from inspector.protocol.exchange import ExchangeKind
+    from inspector.session.bundle_file import open_bundle
+    from inspector.session.journal import JournalWriter, list_sessions
+    from inspector.session.screenshots import screens_dir
+    from inspector.ui.sessions_panel import ExportBundleDialog, export_bundle
+
+    d = tmp_path / "sessions"
+    w = JournalWriter.create(name="logged", directory=d)
+    logged = exchange(1, logs=[log("E", "database locked")])
+    launch = exchange(2, kind=ExchangeKind.RESOLUTION, method="launch_pending_intent")
+    w.on_exchange(logged)
+    w.on_exchange(launch)
+    w.close()
+    shots = screens_dir(w.path)
+    shots.mkdir()
+    (shots / f"{launch.id}.png").write_bytes(b"\x89PNG\r\n\x1a\nscreen")
+
+    dialog = ExportBundleDialog(str(tmp_path / "x.cetpbundle"))
+    qtbot.addWidget(dialog)
+    dialog.show()
+    assert dialog.include_logs.isChecked() and not dialog.screenshots.isChecked()
+    qtbot.mouseClick(dialog.include_logs, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(dialog.screenshots, Qt.MouseButton.LeftButton)
+    choice = dialog.choice()
+    assert choice.include_logs is False and choice.screenshots is True
+    [summary] = list_sessions(d)
+    report = open_bundle(export_bundle(summary, choice, d))
+    assert all(not x.logs for x in report.exchanges)
+    assert report.screenshots == {launch.id: b"\x89PNG\r\n\x1a\nscreen"}
+    default = open_bundle(export_bundle(
+        summary, choice.model_copy(update={"include_logs": True, "screenshots": False,
+                                           "path": str(tmp_path / "y.cetpbundle")}), d))
+    assert [ln.message for x in default.exchanges for ln in x.logs] == ["database locked"]
+    assert default.screenshots == {}
