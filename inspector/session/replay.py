@@ -82,6 +82,7 @@ class ReplayResult(BaseModel):
     error_code: str | None = None
     error_message: str | None = None
     diff: list[DiffEntry] = Field(default_factory=list)
+    recorded_logs: list[LogLine] = Field(default_factory=list)  # issue 16: shown beside it
 
     @property
     def changed(self) -> bool:
@@ -326,6 +327,7 @@ class Replayer:
             "tool": ex.tool,
             "kind": kind,
             "recorded": ex.response,
+            "recorded_logs": list(ex.logs),
         }
         if kind == ReplayKind.SKIP:
             return ReplayResult(

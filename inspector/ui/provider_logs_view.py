@@ -7,8 +7,10 @@ control and bidi characters neutralised) and is shown as plain text only.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 from inspector.protocol.exchange import Exchange
+from inspector.protocol.logs import CrashReport, LogLine
 from inspector.ui.text import bound
 
 MAX_SHOWN_LINES = 200
@@ -22,22 +24,28 @@ def _clock(ms: float) -> str:
 
 def describe_logs(ex: Exchange) -> list[str]:
     """Header lines for the detail pane: the crash first, then what the provider logged."""
+    return describe_log_lines(ex.logs, ex.logs_dropped, ex.crash)
+
+
+def describe_log_lines(logs: Sequence[LogLine], dropped: int = 0,
+                       crash: CrashReport | None = None) -> list[str]:
     out: list[str] = []
-    if ex.crash is not None:
-        c = ex.crash
+    if crash is not None:
+        c = crash
         out.append(f"// ── {bound(c.summary(0), 200)} ──")
         for t in c.trace[:MAX_TRACE_SHOWN]:
             out.append(f"//   {bound(t, 300)}")
         if len(c.trace) > MAX_TRACE_SHOWN:
             out.append(f"//   … {len(c.trace) - MAX_TRACE_SHOWN} more trace lines")
-    if ex.logs:
-        errors = sum(1 for ln in ex.logs if ln.is_error)
-        out.append(f"// ── provider log: {len(ex.logs)} lines"
+    if logs:
+        errors = sum(1 for ln in logs if ln.is_error)
+        n = len(logs)
+        out.append(f"// ── provider log: {n} line{'' if n == 1 else 's'}"
                    + (f", {errors} errors" if errors else "")
-                   + (f", {ex.logs_dropped} more not kept" if ex.logs_dropped else "") + " ──")
-        for ln in ex.logs[:MAX_SHOWN_LINES]:
+                   + (f", {dropped} more not kept" if dropped else "") + " ──")
+        for ln in logs[:MAX_SHOWN_LINES]:
             out.append(f"// {_clock(ln.time_ms)} {ln.pid:>5} {ln.tid:>5} {ln.level} "
                        f"{bound(ln.tag, 40)}: {bound(ln.message, 400)}")
-        if len(ex.logs) > MAX_SHOWN_LINES:
-            out.append(f"// … {len(ex.logs) - MAX_SHOWN_LINES} more lines (export to see them)")
+        if len(logs) > MAX_SHOWN_LINES:
+            out.append(f"// … {len(logs) - MAX_SHOWN_LINES} more lines (export to see them)")
     return out

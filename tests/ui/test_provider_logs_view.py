@@ -109,3 +109,27 @@ def test_export_dialog_offers_logs_and_screenshots(qtbot, qloop, tmp_path) -> No
                                            "path": str(tmp_path / "y.cetpbundle")}), d))
     assert [ln.message for x in default.exchanges for ln in x.logs] == ["database locked"]
     assert default.screenshots == {}
+
+
+def test_replay_shows_the_recorded_log_beside_the_recorded_reply(qtbot, qloop) -> None:
+    from inspector.session.replay import ReplayAction, ReplayKind, ReplayReport, ReplayResult
+    from inspector.ui.replay_diff import ReplayDiffView
+
+    view = ReplayDiffView()
+    qtbot.addWidget(view)
+    view.show()
+    logged = ReplayResult(exchange_id="a", method="list_tools", target="t", kind=ReplayKind.READ,
+                          action=ReplayAction.REISSUED, recorded={"status": "success"},
+                          new={"status": "success"},
+                          recorded_logs=[log("W", "cache miss\u202e")])
+    quiet = logged.model_copy(update={"exchange_id": "b", "recorded_logs": []})
+    view.set_report(ReplayReport(results=[logged, quiet]))
+    rect = view.table.visualRect(view.model.index(0, 0))
+    qtbot.mouseClick(view.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    qtbot.waitUntil(lambda: view.recorded_log.isVisible())
+    text = view.recorded_log.text()
+    assert "provider log: 1 line" in text and "W CetpProvider: cache miss" in text
+    assert "\u202e" not in text
+    rect = view.table.visualRect(view.model.index(1, 0))
+    qtbot.mouseClick(view.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    qtbot.waitUntil(lambda: not view.recorded_log.isVisible())
