@@ -8,6 +8,7 @@ import json
 import shutil
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,17 +29,22 @@ PACKAGE = "com.example.pricealerts"
 BIG = 300_000  # over the inline limit: the export arrives as a file result
 
 
+async def logging_recorder(client: Any) -> Recorder:
+    """A recorder whose exchanges get the provider's lines (the device's log followed)."""
+    await client.logcat(follow=True)
+    recorder = Recorder(device="virtual")
+    logs = ProviderLogs(recorder)
+    client.add_event_handler(lambda e: logs.feed_event(e) if e.get("event") == "log" else None)
+    return recorder
+
+
 async def record(tmp_path: Path) -> tuple[Path, Path, str]:
     """Record negotiate + a file-result export with the provider's logs; save the bytes.
     Returns (journal path, saved file, session token)."""
     device = VirtualDevice(tmp_path / "device")
     client = await connect_virtual_device(device)
     try:
-        await client.logcat(follow=True)
-        recorder = Recorder(device="virtual")
-        logs = ProviderLogs(recorder)
-        client.add_event_handler(lambda e: logs.feed_event(e) if e.get("event") == "log"
-                                 else None)
+        recorder = await logging_recorder(client)
         writer = JournalWriter.create(name="export", device={"serial": "virtual"},
                                       directory=tmp_path / "sessions")
         recorder.add_listener(writer.on_exchange)
@@ -168,11 +174,7 @@ async def test_replay_shows_the_recorded_log_beside_the_recorded_answer(tmp_path
     install_bundle(device, bundle)
     client = await connect_virtual_device(device)
     try:
-        await client.logcat(follow=True)
-        recorder = Recorder(device="virtual")
-        logs = ProviderLogs(recorder)
-        client.add_event_handler(lambda e: logs.feed_event(e) if e.get("event") == "log"
-                                 else None)
+        recorder = await logging_recorder(client)
         provider = ProviderSession(client, AUTHORITY, package=PACKAGE, recorder=recorder)
         await provider.negotiate()
     finally:

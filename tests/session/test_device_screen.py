@@ -3,31 +3,20 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
-
-import pytest
 
 from inspector.consumer.engine import ProviderSession
 from inspector.consumer.execution import ExecState
 from inspector.session.device_screen import RelayScreen, screen_for
-from inspector.session.devices import VIRTUAL_SERIAL, DeviceManager, VirtualConfig
 from inspector.session.session import Session
 from inspector.tasks import Spawner
 from inspector.virtual.screen import HEIGHT, WIDTH
+from tests.session.test_session_session import manager as manager  # fixture
+from tests.session.test_session_session import session as session  # fixture
 
 PRICE = "com.example.pricealerts"
 
 
-@pytest.fixture
-async def session(tmp_path: Path) -> AsyncIterator[Session]:
-    m = DeviceManager(VirtualConfig(state_dir=str(tmp_path / "state")), use_adb=False)
-    s = Session(VIRTUAL_SERIAL, m.connector(VIRTUAL_SERIAL), spawner=Spawner())
-    await s.open()
-    yield s
-    await s.close()
-    await s.spawner.cancel_all()
-    await m.close()
 
 
 async def test_a_policy_that_leaves_it_to_the_screen_and_a_tap_that_approves(

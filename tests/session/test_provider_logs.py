@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
@@ -12,19 +11,13 @@ from inspector.consumer.options import EngineOptions
 from inspector.consumer.recorder import Recorder
 from inspector.protocol.exchange import ExchangeKind, ExchangeStatus
 from inspector.protocol.logs import LogLine
-from inspector.session.devices import VIRTUAL_SERIAL, DeviceManager, VirtualConfig
+from inspector.session.devices import VIRTUAL_SERIAL, DeviceManager
 from inspector.session.provider_logs import ProviderLogs
 from inspector.session.session import Session
 from inspector.tasks import Spawner
+from tests.session.test_session_session import manager as manager  # fixture
 
 PRICE = "com.example.pricealerts"
-
-
-@pytest.fixture
-async def manager(tmp_path: Path) -> AsyncIterator[DeviceManager]:
-    m = DeviceManager(VirtualConfig(state_dir=str(tmp_path / "state")), use_adb=False)
-    yield m
-    await m.close()
 
 
 @pytest.fixture
