@@ -39,6 +39,7 @@ def test_approve_a_confirmation_by_tapping_the_virtual_screen(harness: Harness) 
     approve = next(b for b in harness.device.screen.buttons if b.name == "approve")
     center = widget_point(pane, (approve.x0 + approve.x1) // 2, (approve.y0 + approve.y1) // 2)
     w.screen_dock.grab().save("/tmp/i16_screen_pane.png")
+    w.grab().save("/tmp/i16_window_screen.png")
     harness.qtbot.mouseClick(pane.view, Qt.MouseButton.LeftButton, pos=center)
     harness.wait(lambda: harness.execution(rid).state == ExecState.SUCCEEDED, timeout=15_000)
     assert pane.inputs[-1][0] == "tap"
