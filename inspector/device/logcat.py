@@ -38,6 +38,9 @@ from inspector.protocol.logs import LogLine, mentions_package
 log = logging.getLogger(__name__)
 
 LOGCAT_COMMAND = "logcat -v threadtime -v epoch -v uid -T 1"
+#: before Android 7 logcat knows neither modifier: plain threadtime, pids resolved with ps
+LOGCAT_FALLBACK = "logcat -v threadtime -T 1"
+PID_REFRESH_S = 2.0
 MAX_LINE_CHARS = 8192
 READ_CHUNK = 16384
 BATCH_LINES = 200
@@ -146,7 +149,11 @@ class LogcatReader:
         self.offset_ms = 0.0  # phone clock − desktop clock
         self.pids: dict[int, str] = {}  # pid → package, for builds without a uid column
         self.lines_read = 0
+        self.lines_parsed = 0
         self.lines_kept = 0
+        self._pids_refreshed = 0.0
+        self._seen_pids: set[int] = set()
+        self._last_raw = ""
         self.error: str = ""
         self._stop = threading.Event()
         self._conn: Any = None
@@ -167,12 +174,43 @@ class LogcatReader:
         self._loop = asyncio.get_running_loop()
         await self.align_clock()
         await self.refresh_pids()
+        await self._open()
+
+    async def _open(self) -> None:
         self._conn = await run_blocking(self.device.shell, self.command, True,
                                         timeout=self.timeout, what="adb logcat")
+        self._done.clear()
         # a daemon thread of its own (not a pool worker): a reader nobody stopped must never
         # keep the process alive at exit
         self._thread = threading.Thread(target=self._run, name="adb-logcat", daemon=True)
         self._thread.start()
+
+    def _fall_back(self) -> None:
+        """The modifiers were refused (before Android 7): plain threadtime, pids via ps."""
+        if self._stop.is_set() or self.command == LOGCAT_FALLBACK:
+            return
+        log.info("logcat refused -v epoch/uid (%s); reading plain threadtime", self.error)
+        self.command = LOGCAT_FALLBACK
+        self.error = ""
+        from inspector.tasks import spawn
+
+        spawn(self._reopen(), "logcat-fallback")
+
+    async def _reopen(self) -> None:
+        try:
+            await self._open()
+        except Exception as exc:
+            self.error = f"logcat could not be started: {exc}"[:300]
+
+    def _want_pids(self) -> None:
+        """A line from a pid not seen yet (no uid column): re-read ps, at most every 2 s."""
+        now = time.monotonic()
+        if now - self._pids_refreshed < PID_REFRESH_S or self._stop.is_set():
+            return
+        self._pids_refreshed = now
+        from inspector.tasks import spawn
+
+        spawn(self.refresh_pids(), "logcat-pids")
 
     async def stop(self) -> None:
         self._stop.set()
@@ -238,10 +276,14 @@ class LogcatReader:
                 break
             if not chunk:
                 if not self._stop.is_set():
-                    self.error = "the logcat stream ended (device disconnected?)"
+                    self.error = ("the logcat stream ended (device disconnected?)"
+                                  + (f": {self._last_raw}" if self._last_raw else ""))
+                    if self.lines_parsed == 0 and self.command == LOGCAT_COMMAND:
+                        self._post(self._fall_back)
                 break
             for text in split_lines(buffer, chunk):
                 self.lines_read += 1
+                self._last_raw = text[:200]
                 if SYNC_TAG in text:
                     marker = _marker_in(text)
                     if marker is not None:
@@ -264,7 +306,13 @@ class LogcatReader:
         line = parse_line(text, offset_ms=self.offset_ms)
         if line is None:
             return None
+        self.lines_parsed += 1
         pkg = self.watch.get(line.uid) if line.uid is not None else self.pids.get(line.pid)
+        if pkg is None and line.uid is None and line.pid not in self._seen_pids:
+            if len(self._seen_pids) > 10_000:
+                self._seen_pids.clear()
+            self._seen_pids.add(line.pid)
+            self._post(self._want_pids)
         if pkg is not None:
             self.lines_kept += 1
             return line.model_copy(update={"package": pkg})

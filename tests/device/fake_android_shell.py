@@ -39,18 +39,28 @@ def threadtime(t_s: float, uid: int, pid: int, tid: int, level: str, tag: str,
     return f"{t_s:14.3f} {uid_name(uid):>8} {pid:5d} {tid:5d} {level} {tag:<8}: {message}"
 
 
+def plain_threadtime(t_s: float, uid: int, pid: int, tid: int, level: str, tag: str,
+                     message: str) -> str:
+    """The same entry as `logcat -v threadtime` prints it before Android 7 (no uid)."""
+    lt = time.localtime(t_s)
+    ms = int((t_s % 1) * 1000)  # logcat truncates to the millisecond
+    return (f"{time.strftime('%m-%d %H:%M:%S', lt)}.{ms:03d} {pid:5d} {tid:5d} {level} "
+            f"{tag:<8}: {message}")
+
+
 @dataclass
 class FakeAndroid:
     """Android-side state of one fake phone (logs, processes, clock, screen, input)."""
 
     phone: Any
-    history: list[str] = field(default_factory=list)
+    history: list[Any] = field(default_factory=list)  # raw lines or entry tuples
     processes: dict[int, tuple[int, str]] = field(default_factory=dict)  # pid → (uid, name)
     clock_skew_s: float = 0.0  # the phone's clock minus the desktop's
     screen_png: Callable[[], bytes] | None = None
     inputs: list[list[str]] = field(default_factory=list)
-    _followers: set[asyncio.Queue[str]] = field(default_factory=set)
+    _followers: set[asyncio.Queue[Any]] = field(default_factory=set)
     logcat_opens: int = 0
+    before_android_7: bool = False  # logcat refuses `-v uid` / `-v epoch`
 
     def now(self) -> float:
         return time.time() + self.clock_skew_s
@@ -58,11 +68,13 @@ class FakeAndroid:
     # --- called from the test thread ------------------------------------------------------
     def log(self, uid: int, pid: int, level: str, tag: str, message: str,
             at: float | None = None) -> str:
-        """Log a line now (phone clock) and push it to every running `logcat`."""
-        return self.raw(threadtime(self.now() if at is None else at, uid, pid, pid, level,
-                                   tag, message))
+        """Log a line now (phone clock) and push it to every running `logcat` (in the
+        format that logcat asked for)."""
+        entry = (self.now() if at is None else at, uid, pid, pid, level, tag, message)
+        return self.raw(entry)  # type: ignore[arg-type]
 
-    def raw(self, text: str) -> str:
+    def raw(self, text: Any) -> Any:
+        """Push a raw line (str, printed as is) or an entry tuple (formatted per stream)."""
         def push() -> None:
             self.history.append(text)
             for q in list(self._followers):
@@ -103,8 +115,7 @@ class FakeAndroid:
                 else:
                     tag = args[1]
                 args = args[2:]
-            self.raw(threadtime(self.now(), 2000, 9999, 9999, prio.upper()[:1], tag,
-                                " ".join(args)))
+            self.raw((self.now(), 2000, 9999, 9999, prio.upper()[:1], tag, " ".join(args)))
             return lambda s: self._write(s, b"")
         if name == "input":
             self.inputs.append(argv[1:])
@@ -122,21 +133,31 @@ class FakeAndroid:
 
     async def _logcat(self, stream: _Stream, args: list[str]) -> None:
         self.logcat_opens += 1
-        if "-d" in args:
-            await stream.write(("\n".join(self.history) + "\n").encode())
+        modern = "uid" in args or "epoch" in args
+        if modern and self.before_android_7:
+            await stream.write(b"logcat: Unknown format 'epoch'\n")
             return
-        queue: asyncio.Queue[str] = asyncio.Queue()
+
+        def fmt(entry: Any) -> str:
+            if isinstance(entry, str):
+                return entry
+            return (threadtime if modern else plain_threadtime)(*entry)
+
+        if "-d" in args:
+            await stream.write(("\n".join(fmt(e) for e in self.history) + "\n").encode())
+            return
+        queue: asyncio.Queue[Any] = asyncio.Queue()
         self._followers.add(queue)
         try:
             await stream.write(b"--------- beginning of main\n")
             tail = args[args.index("-T") + 1] if "-T" in args else ""
             if tail.isdigit():
-                for text in self.history[-int(tail):]:
-                    await stream.write((text + "\n").encode())
+                for entry in self.history[-int(tail):]:
+                    await stream.write((fmt(entry) + "\n").encode())
             while not stream.closed:
                 with contextlib.suppress(TimeoutError):
-                    text = await asyncio.wait_for(queue.get(), 0.1)
-                    await stream.write((text + "\n").encode())
+                    entry = await asyncio.wait_for(queue.get(), 0.1)
+                    await stream.write((fmt(entry) + "\n").encode())
         finally:
             self._followers.discard(queue)
 

@@ -159,3 +159,32 @@ async def test_lines_are_attached_to_the_right_exchange_through_adb(
     assert mine.crash == detect_crash(mine.logs, PKG) and mine.crash is not None
     assert mine.error_message is not None
     assert mine.error_message.startswith(f"the provider crashed ({PKG}, pid 4100)")
+
+
+async def test_before_android_7_the_reader_falls_back_to_threadtime_and_ps(
+        adb_endpoint: AdbEndpoint, phone: FakePhone) -> None:
+    android = android_of(phone)
+    android.before_android_7 = True  # logcat refuses -v epoch / -v uid
+    android.processes = {4100: (10100, PKG), 4300: (10300, OTHER)}
+    got: list[LogLine] = []
+    reader = LogcatReader(adb_device(adb_endpoint, phone), got.extend, watch={10100: PKG})
+    await reader.start()
+    try:
+        await wait_for(lambda: android.followers() == 1)  # the plain threadtime stream
+        assert reader.command == "logcat -v threadtime -T 1"
+        assert android.logcat_opens == 2
+        android.log(10100, 4100, "I", "CetpProvider", "by pid")
+        android.log(10300, 4300, "I", "Other", "not ours")
+        await wait_for(lambda: len(got) >= 1)
+        # the provider restarts under a new pid: ps is read again and its lines follow
+        android.processes[4177] = (10100, PKG)
+        android.log(10100, 4177, "I", "CetpProvider", "first line of the new process")
+        await wait_for(lambda: 4177 in reader.pids)
+        android.log(10100, 4177, "I", "CetpProvider", "new pid")
+        await wait_for(lambda: len(got) >= 2)
+        await asyncio.sleep(0.2)
+    finally:
+        await reader.stop()
+    assert [ln.message for ln in got] == ["by pid", "new pid"]
+    assert all(ln.package == PKG and ln.uid is None for ln in got)
+    assert abs(got[0].time_ms - time.time() * 1000.0) < 5000
