@@ -72,13 +72,9 @@ def saved_screenshots(journal_path: Any) -> dict[str, bytes]:
 
 def bundle_extras_doc(path: Path) -> dict[str, Any]:
     """What issue 16 put in the bundle: logs or not, each file result's bytes and the cap."""
-    from inspector.session.bundle_file import open_bundle
+    from inspector.session.bundle_extras import export_report
 
-    m = open_bundle(path).manifest.model_dump(mode="json")
-    return {"logs_included": m.get("logs_included", True),
-            "file_cap_bytes": m.get("file_cap_bytes"),
-            "file_results": m.get("file_results", {}),
-            "screenshots": len(m.get("screenshots", []))}
+    return export_report(path)
 
 
 def print_bundle_extras(doc: dict[str, Any], out: Any) -> None:

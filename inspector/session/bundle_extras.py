@@ -159,3 +159,32 @@ def files_from_members(data: Mapping[str, bytes]) -> dict[str, bytes]:
             raise ValueError(f"member {name} does not hash to its name")
         out[m.group(1)] = blob
     return out
+
+
+def export_report(bundle_path: Path | str) -> dict[str, Any]:
+    """What a written bundle holds of issue 16's additions (for the export's messages):
+    `{logs_included, file_cap_bytes, file_results, screenshots}`."""
+    from inspector.session.bundle_file import open_bundle
+
+    m = open_bundle(bundle_path).manifest.model_dump(mode="json")
+    return {"logs_included": m.get("logs_included", True),
+            "file_cap_bytes": m.get("file_cap_bytes"),
+            "file_results": m.get("file_results", {}),
+            "screenshots": len(m.get("screenshots", []))}
+
+
+def export_note(report: Mapping[str, Any]) -> str:
+    """One line for people: logs, file bytes (with the cap) and screenshots included."""
+    parts = ["provider logs " + ("included" if report.get("logs_included") else "left out")]
+    results = {k: v for k, v in (report.get("file_results") or {}).items()
+               if not k.startswith("unmatched:")}
+    if results:
+        n = sum(1 for v in results.values() if v.get("included"))
+        parts.append(f"{n} of {len(results)} file result(s) included "
+                     f"(cap {report.get('file_cap_bytes') or 0:,} bytes each)")
+    unmatched = len(report.get("file_results") or {}) - len(results)
+    if unmatched:
+        parts.append(f"{unmatched} file(s) matched no recorded file result")
+    if report.get("screenshots"):
+        parts.append(f"{report['screenshots']} screenshot(s)")
+    return "; ".join(parts)

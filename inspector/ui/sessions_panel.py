@@ -49,6 +49,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from inspector.session.bundle_extras import export_note, export_report
 from inspector.session.bundle_file import BUNDLE_SUFFIX, BundleError, create_bundle
 from inspector.session.journal import (
     DEFAULT_SECRET_KEYS,
@@ -132,6 +133,7 @@ class BundleChoice(BaseModel):
     secret_keys: list[str] = Field(default_factory=list)
     include_logs: bool = True  # the provider's log lines and crashes (issue 16)
     screenshots: bool = False  # confirmation screenshots taken while recording (issue 16)
+    files: list[str] = Field(default_factory=list)  # file-result bytes to include (issue 16)
 
 
 REDACT_OFF_WARNING = (
@@ -187,8 +189,31 @@ class ExportBundleDialog(QDialog):
                                      "(not redacted)")
         lay.addWidget(self.include_logs)
         lay.addWidget(self.screenshots)
+        from inspector.session.bundle_extras import DEFAULT_FILE_CAP_BYTES
+
+        self.files: list[str] = []
+        self.add_files = QPushButton("Add file-result bytes…")
+        self.add_files.setToolTip("Files whose SHA-256 matches a recorded file result (e.g. "
+                                  "what Save wrote) go into the bundle, so replay can serve "
+                                  "them; they are not redacted")
+        self.files_label = QLabel(f"No file-result bytes (cap {DEFAULT_FILE_CAP_BYTES:,} "
+                                  "bytes each)")
+        self.files_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.add_files.clicked.connect(self._pick_files)
+        files_row = QHBoxLayout()
+        files_row.addWidget(self.add_files)
+        files_row.addWidget(self.files_label, 1)
+        lay.addLayout(files_row)
         lay.addWidget(self.buttons)
         self.resize(560, 320)
+
+    def _pick_files(self) -> None:
+        from inspector.session.bundle_extras import DEFAULT_FILE_CAP_BYTES
+
+        paths, _ = QFileDialog.getOpenFileNames(self, "File-result bytes to include")
+        self.files = sorted(set(self.files) | set(paths))
+        self.files_label.setText(f"{len(self.files)} file(s) to match against the recorded "
+                                 f"file results (cap {DEFAULT_FILE_CAP_BYTES:,} bytes each)")
 
     def _redact_toggled(self, on: bool) -> None:
         self.warning.setVisible(not on)
@@ -205,7 +230,7 @@ class ExportBundleDialog(QDialog):
         return BundleChoice(path=self.path.text().strip(), redact=self.redact.isChecked(),
                             note=self.note.toPlainText(), secret_keys=keys,
                             include_logs=self.include_logs.isChecked(),
-                            screenshots=self.screenshots.isChecked())
+                            screenshots=self.screenshots.isChecked(), files=list(self.files))
 
 
 def export_bundle(summary: SessionSummary, choice: BundleChoice,
@@ -219,7 +244,8 @@ def export_bundle(summary: SessionSummary, choice: BundleChoice,
         shots = saved_screenshots(contents.path)
     return create_bundle(choice.path, contents, note=choice.note, redact=choice.redact,
                          secret_keys=choice.secret_keys, conformance=conformance,
-                         include_logs=choice.include_logs, screenshots=shots)
+                         include_logs=choice.include_logs, screenshots=shots,
+                         files=choice.files)
 
 
 class SessionsPanel(QWidget):
@@ -420,10 +446,12 @@ class SessionsPanel(QWidget):
         async def go() -> None:
             try:
                 path = await run_in_thread(export_bundle, s, choice, self.directory)
+                extras = await run_in_thread(export_report, path)  # issue 16
             except (BundleError, JournalError, OSError) as exc:
                 self._set_status(f"Cannot export the bundle: {exc}", error=True)
                 return
             what = "secrets redacted" if choice.redact else "SECRETS INCLUDED"
+            what += "; " + export_note(extras)
             self._set_status(bound(f"Saved {path} ({what})", 400))
             self.bundle_exported.emit(str(path))
 

@@ -74,7 +74,7 @@ def test_detail_shows_the_crash_and_the_lines_as_plain_text(qtbot, qloop):
     panel.grab().save("/tmp/i16_traffic_logs.png")
 
 
-def test_export_dialog_offers_logs_and_screenshots(qtbot, qloop, tmp_path) -> None:
+def test_export_dialog_offers_logs_and_screenshots(qtbot, qloop, tmp_path, monkeypatch) -> None:
     from inspector.protocol.exchange import ExchangeKind
     from inspector.session.bundle_file import open_bundle
     from inspector.session.journal import JournalWriter, list_sessions
@@ -98,12 +98,36 @@ def test_export_dialog_offers_logs_and_screenshots(qtbot, qloop, tmp_path) -> No
     assert dialog.include_logs.isChecked() and not dialog.screenshots.isChecked()
     qtbot.mouseClick(dialog.include_logs, Qt.MouseButton.LeftButton)
     qtbot.mouseClick(dialog.screenshots, Qt.MouseButton.LeftButton)
+    stray = tmp_path / "export.bin"
+    stray.write_bytes(b"bytes of no recorded file result")
+    monkeypatch.setattr("inspector.ui.sessions_panel.QFileDialog.getOpenFileNames",
+                        lambda *a, **k: ([str(stray)], ""))
+    qtbot.mouseClick(dialog.add_files, Qt.MouseButton.LeftButton)
+    assert "1 file(s) to match" in dialog.files_label.text()
+    assert "cap 33,554,432 bytes each" in dialog.files_label.text()
     choice = dialog.choice()
     assert choice.include_logs is False and choice.screenshots is True
+    assert choice.files == [str(stray)]
     [summary] = list_sessions(d)
     report = open_bundle(export_bundle(summary, choice, d))
     assert all(not x.logs for x in report.exchanges)
     assert report.screenshots == {launch.id: b"\x89PNG\r\n\x1a\nscreen"}
+    assert report.files == {}  # its digest matches no recorded file result
+    assert "unmatched:export.bin" in report.manifest.model_dump()["file_results"]
+
+    from inspector.ui.sessions_panel import SessionsPanel
+    from tests.ui.test_conformance_panel import wait_task
+
+    panel = SessionsPanel(d)
+    qtbot.addWidget(panel)
+    wait_task(qtbot, panel.refresh())
+    panel.select(summary.session_id)
+    panel.ask_export = lambda _s: choice.model_copy(update={"path": str(tmp_path / "z.cetpbundle")})
+    with qtbot.waitSignal(panel.bundle_exported, timeout=20_000):
+        panel.export_selected()
+    assert "provider logs left out" in panel.status.text()
+    assert "1 screenshot(s)" in panel.status.text()
+    assert "1 file(s) matched no recorded file result" in panel.status.text()
     default = open_bundle(export_bundle(
         summary, choice.model_copy(update={"include_logs": True, "screenshots": False,
                                            "path": str(tmp_path / "y.cetpbundle")}), d))
