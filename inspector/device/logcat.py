@@ -152,6 +152,7 @@ class LogcatReader:
         self.lines_parsed = 0
         self.lines_kept = 0
         self._pids_refreshed = 0.0
+        self._pids_pending = False
         self._seen_pids: set[int] = set()
         self._last_raw = ""
         self.error: str = ""
@@ -203,14 +204,27 @@ class LogcatReader:
             self.error = f"logcat could not be started: {exc}"[:300]
 
     def _want_pids(self) -> None:
-        """A line from a pid not seen yet (no uid column): re-read ps, at most every 2 s."""
-        now = time.monotonic()
-        if now - self._pids_refreshed < PID_REFRESH_S or self._stop.is_set():
+        """A line from a pid not seen yet (no uid column): re-read ps — at most every 2 s,
+        so a burst of new pids costs one `ps`, and a request inside the window is deferred
+        to its end, never dropped."""
+        if self._pids_pending or self._stop.is_set():
             return
-        self._pids_refreshed = now
+        self._pids_pending = True
+        delay = max(0.0, PID_REFRESH_S - (time.monotonic() - self._pids_refreshed))
         from inspector.tasks import spawn
 
-        spawn(self.refresh_pids(), "logcat-pids")
+        spawn(self._refresh_pids_later(delay), "logcat-pids")
+
+    async def _refresh_pids_later(self, delay: float) -> None:
+        try:
+            if delay:
+                await asyncio.sleep(delay)
+            if self._stop.is_set():
+                return
+            self._pids_refreshed = time.monotonic()
+            await self.refresh_pids()
+        finally:
+            self._pids_pending = False
 
     async def stop(self) -> None:
         self._stop.set()
