@@ -143,27 +143,39 @@ class ProviderLogs:
     # --- lines ------------------------------------------------------------------------------
     def feed(self, line: LogLine, *, late: bool = True) -> list[Exchange]:
         """Attach one line; returns the exchanges it went to. `late=False` for a source
-        whose lines never arrive after the reply (the virtual device's events)."""
+        whose lines never arrive after the reply (the virtual device's events).
+
+        A late line stamped inside a call that already finished goes to that call, not to
+        the next call of the same provider that is running when it arrives; the tolerance
+        (clock alignment) only widens the windows when no call contains the line."""
         self.lines_seen += 1
-        hit: list[Exchange] = []
         t = line.time_ms
-        for ex in list(self._running.values()):
-            # logcat times are whole milliseconds: compare with the start cut the same way
-            if _belongs(line, ex.package) and t >= int(ex.started_ms) - self.tolerance_ms:
-                self._add(ex, line)
-                hit.append(ex)
-        if not hit and late and self._recent:
-            now = self._now_ms()
-            for ex in list(self._recent):
-                fin = ex.finished_ms
-                if fin is None or now - fin > self.grace_ms or not _belongs(line, ex.package):
-                    continue
-                if int(ex.started_ms) - self.tolerance_ms <= t <= fin + self.tolerance_ms:
-                    self._add(ex, line)
-                    hit.append(ex)
-                    self._link_crash(ex)
-                    self.recorder.add_findings(ex, ())  # republish: views refresh
-        return hit
+        now = self._now_ms()
+        finished = [] if not late else [
+            ex for ex in self._recent
+            if ex.finished_ms is not None and now - ex.finished_ms <= self.grace_ms
+            and _belongs(line, ex.package)]
+        # logcat times are whole milliseconds: compare with the start cut the same way
+        inside = [ex for ex in finished
+                  if int(ex.started_ms) <= t <= (ex.finished_ms or 0.0)]
+        running = [ex for ex in self._running.values() if _belongs(line, ex.package)]
+        if inside:
+            hits_running = [ex for ex in running if t >= int(ex.started_ms)]
+        else:
+            hits_running = [ex for ex in running
+                            if t >= int(ex.started_ms) - self.tolerance_ms]
+        hits_finished = inside
+        if not hits_running and not inside:
+            hits_finished = [ex for ex in finished
+                             if int(ex.started_ms) - self.tolerance_ms <= t
+                             <= (ex.finished_ms or 0.0) + self.tolerance_ms]
+        for ex in hits_running:
+            self._add(ex, line)
+        for ex in hits_finished:
+            self._add(ex, line)
+            self._link_crash(ex)
+            self.recorder.add_findings(ex, ())  # republish: views refresh
+        return hits_running + hits_finished
 
     def _add(self, ex: Exchange, line: LogLine) -> None:
         used = self._chars.get(ex.id, 0)

@@ -132,7 +132,7 @@ async def test_lines_are_attached_to_the_right_exchange_through_adb(
         adb_endpoint: AdbEndpoint, phone: FakePhone) -> None:
     android = android_of(phone)
     rec = Recorder(device=phone.serial)
-    logs = ProviderLogs(rec, tolerance_ms=50)
+    logs = ProviderLogs(rec, tolerance_ms=250)  # as for a phone session
     reader = LogcatReader(adb_device(adb_endpoint, phone),
                           lambda batch: [logs.feed(ln) for ln in batch],
                           watch={10100: PKG, 10300: OTHER})
@@ -142,7 +142,7 @@ async def test_lines_are_attached_to_the_right_exchange_through_adb(
         mine = rec.start(ExchangeKind.CETP, PKG + ".clawseed.tools", "execute_tool",
                          package=PKG)
         theirs = rec.start(ExchangeKind.CETP, OTHER + ".tools", "list_tools", package=OTHER)
-        await asyncio.sleep(0.06)  # past the tolerance: the lines are clearly inside
+        await asyncio.sleep(0.3)  # past the tolerance: the lines are clearly inside
         android.log(10100, 4100, "E", "AndroidRuntime", "FATAL EXCEPTION: main")
         android.log(10100, 4100, "E", "AndroidRuntime", f"Process: {PKG}, PID: 4100")
         android.log(10100, 4100, "E", "AndroidRuntime", "java.lang.IllegalStateException: x")

@@ -148,3 +148,23 @@ def test_system_lines_about_the_package_attach_but_other_apps_mentions_do_not() 
                            message=death))
     logs.feed(line(t, death, pkg="com.evil", uid=10500))
     assert [ln.pid for ln in x.logs] == [1000]
+
+
+def test_a_late_line_of_the_previous_call_does_not_go_to_the_next_one() -> None:
+    now = [0.0]
+    rec = Recorder()
+    logs = ProviderLogs(rec, tolerance_ms=250, now_ms=lambda: now[0])
+    first = rec.start(ExchangeKind.CETP, "a", "list_tools", package=PRICE)
+    first.started_ms = 1000.0
+    rec.finish(first, ExchangeStatus.SUCCESS)
+    first.finished_ms = 1020.0
+    second = rec.start(ExchangeKind.CETP, "a", "execute_tool", package=PRICE)
+    second.started_ms = 1030.0
+    now[0] = 1100.0
+    # logged during the first call, delivered while the second runs (a phone's lag)
+    assert logs.feed(line(1010.0, "from the first call")) == [first]
+    # logged between the calls, inside neither: the tolerance gives it to the running one
+    assert logs.feed(line(1025.0, "between")) == [second]
+    assert logs.feed(line(1040.0, "from the second call")) == [second]
+    assert [ln.message for ln in first.logs] == ["from the first call"]
+    assert [ln.message for ln in second.logs] == ["between", "from the second call"]
