@@ -185,6 +185,9 @@ async def test_before_android_7_the_reader_falls_back_to_threadtime_and_ps(
         await asyncio.sleep(0.2)
     finally:
         await reader.stop()
-    assert [ln.message for ln in got] == ["by pid", "new pid"]
+    # the first line of a process started after the last `ps` may be missed (documented):
+    # whether it is depends on when that `ps` ran
+    messages = [ln.message for ln in got if ln.message != "first line of the new process"]
+    assert messages == ["by pid", "new pid"]
     assert all(ln.package == PKG and ln.uid is None for ln in got)
     assert abs(got[0].time_ms - time.time() * 1000.0) < 5000
