@@ -64,6 +64,34 @@ def bundle_list(ctx: Ctx) -> int:
     return ExitCode.OK
 
 
+def saved_screenshots(journal_path: Any) -> dict[str, bytes]:
+    from inspector.session.screenshots import saved_screenshots as saved
+
+    return saved(journal_path)
+
+
+def bundle_extras_doc(path: Path) -> dict[str, Any]:
+    """What issue 16 put in the bundle: logs or not, each file result's bytes and the cap."""
+    from inspector.session.bundle_extras import export_report
+
+    return export_report(path)
+
+
+def print_bundle_extras(doc: dict[str, Any], out: Any) -> None:
+    line("provider logs: " + ("included (redacted like the rest)" if doc["logs_included"]
+                              else "left out (--no-logs)"), out)
+    if doc.get("screenshots"):
+        line(f"confirmation screenshots: {doc['screenshots']} (not redacted)", out)
+    results = doc.get("file_results") or {}
+    if results:
+        line(f"file results (cap {doc['file_cap_bytes']:,} bytes each; bytes are not "
+             "redacted):", out)
+        for sha, r in sorted(results.items()):
+            state = "included" if r.get("included") else f"not included: {r.get('reason', '')}"
+            line(f"  {safe_text(sha, 80, one_line=True)}  {r.get('size', '?')} bytes  "
+                 f"{safe_text(state, 200, one_line=True)}", out)
+
+
 def bundle_create(ctx: Ctx) -> int:
     from inspector.session.bundle_file import BundleError, create_bundle
 
@@ -73,17 +101,23 @@ def bundle_create(ctx: Ctx) -> int:
     try:
         contents = j.read_journal(summary.path)
         dest = Path(a.output or f"{summary.name or summary.session_id}.cetpbundle")
-        path = create_bundle(dest, contents, note=a.note, redact=not a.no_redact)
+        path = create_bundle(dest, contents, note=a.note, redact=not a.no_redact,
+                             include_logs=not a.no_logs, files=a.file,
+                             file_cap_bytes=a.file_cap,
+                             screenshots=saved_screenshots(summary.path)
+                             if a.screenshots else None)
     except (j.JournalError, BundleError) as exc:
         raise InspectorError("BUNDLE", str(exc), hint="check the session and the output path",
                              exit_code=ExitCode.USAGE) from exc
     doc = {"bundle": str(path), "session_id": summary.session_id, "name": summary.name,
            "exchanges": len(contents.exchanges), "redacted": not a.no_redact}
+    doc.update(bundle_extras_doc(path))  # logs, file bytes and the cap (issue 16)
     if ctx.json:
         ctx.emit(doc)
     else:
         line(f"wrote {path} ({len(contents.exchanges)} exchanges, "
              f"{'secrets redacted' if not a.no_redact else 'NOT redacted'})", ctx.out)
+        print_bundle_extras(doc, ctx.out)
     return ExitCode.OK
 
 

@@ -14,6 +14,11 @@ from inspector.cli.context import Ctx
 from inspector.cli.op_store import OperationStore, RememberedOperation, now_ms
 from inspector.cli.output import line, pretty_value
 from inspector.cli.progress import ProgressBar
+from inspector.cli.provider_logs import (
+    explain_crash,
+    print_provider_trouble,
+    provider_logs_json,
+)
 from inspector.cli.terminal_text import safe_text
 from inspector.consumer.engine import ProviderSession
 from inspector.consumer.errors import TransportFailure
@@ -278,6 +283,7 @@ def report(ctx: Ctx, decl: CetpDeclaration, ex: Execution, saved: str | None,
                            "saved_to": saved}
     if extra:
         doc.update(extra)
+    doc["provider_logs"] = provider_logs_json(ctx.session)  # issue 16
     if ctx.json:
         full = ctx.base_doc(code == ExitCode.OK)
         full.update(doc)
@@ -315,6 +321,7 @@ def report(ctx: Ctx, decl: CetpDeclaration, ex: Execution, saved: str | None,
     cancel = (extra or {}).get("cancel")
     if cancel:
         line(safe_text(cancel.get("message", ""), 500), out)
+    print_provider_trouble(ctx.session, ctx.err)  # a crash / error lines (issue 16)
     if err is not None:
         from inspector.cli.output import print_error
 
@@ -393,6 +400,8 @@ async def cmd_call(ctx: Ctx) -> int:
             ctx.err.write("note: the embedded virtual device stops with this command and its "
                           "state is temporary; use --virtual-state DIR (or `cetp-inspector "
                           "virtual serve` and --relay-socket) to follow the operation later\n")
+    await session.provider_logs.settle()  # a phone's logcat lags behind the reply
+    explain_crash(session, ex)
     saved = save_result(ctx, ex)
     if exit_for(ex) != ExitCode.OK:
         await ctx.explain_failure()  # the app stopped or restricted on the phone?

@@ -17,6 +17,8 @@ from inspector.protocol.cetp import KNOWN_CAPABILITIES
 from inspector.protocol.exchange import Exchange, ExchangeKind
 from inspector.session.devices import VIRTUAL_SERIAL, DeviceManager, VirtualConfig
 from inspector.session.errors import ExitCode, InspectorError
+from inspector.session.phone_logs import start_phone_logs
+from inspector.session.screenshots import keep_confirmation_screenshots
 from inspector.session.session import Session
 
 #: set to 1 to never talk to adb (CI, tests, machines without adb)
@@ -178,6 +180,11 @@ class Ctx:
         else:
             await self.session.connect()
         self.print_diagnostics()
+        # the phone's logcat next to each call (issue 16; nothing for the virtual device)
+        await start_phone_logs(self.session, manager.adb_device_getter(self.serial))
+        if self.journal is not None:  # confirmation screenshots kept with the recording
+            keep_confirmation_screenshots(self.session, manager.adb_device_getter(self.serial),
+                                          self.journal.path)
         if self.journal is not None:
             record_facts(self.journal, self.session)
         return self.session

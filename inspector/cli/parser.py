@@ -183,9 +183,10 @@ def build_parser() -> argparse.ArgumentParser:
     f = vsub.add_parser("fault", help="arm a fault on the virtual device (tests, demos)")
     _add_common(f, suppress=True)
     f.add_argument("kind", choices=("delay", "drop_connection", "restart_process",
-                                    "corrupt_digest", "cold_start"))
+                                    "corrupt_digest", "cold_start", "crash"))
     f.add_argument("--package", default=None, help="app package (restart_process, "
-                   "corrupt_digest, cold_start: its provider answers 'Unknown authority' "
+                   "corrupt_digest, crash: its process dies with a Java trace on its next "
+                   "call, cold_start: its provider answers 'Unknown authority' "
                    "until wake_provider starts it; docs/virtual-device.md)")
     f.add_argument("--ms", type=int, default=None, help="delay in milliseconds (delay)")
     f.add_argument("--count", type=int, default=None,
@@ -245,6 +246,16 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("-o", "--output", default=None, metavar="FILE",
                    help="bundle file (default: SESSION.cetpbundle)")
     o.add_argument("--note", default="", help="a short description for the summary")
+    o.add_argument("--screenshots", action="store_true",
+                   help="include the screenshots of confirmation screens taken while the "
+                   "session was recorded (they show the screen as it was: not redacted)")
+    o.add_argument("--no-logs", action="store_true",
+                   help="leave the provider's log lines and crashes out of the bundle")
+    o.add_argument("--file", action="append", default=[], metavar="PATH",
+                   help="include these bytes for the recorded file result with the same "
+                   "sha256 (e.g. what `call --save` wrote), so replay can serve them")
+    o.add_argument("--file-cap", type=int, default=32 * 1024 * 1024, metavar="BYTES",
+                   help="largest file result included (default 32 MiB)")
     o.add_argument("--no-redact", action="store_true",
                    help="keep session/resume tokens in the bundle (default: redacted)")
     o = bsub.add_parser("open", help="show a bug-report bundle (read-only)")

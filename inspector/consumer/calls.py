@@ -130,6 +130,8 @@ class Caller:
             note = exc.hint
             self.recorder.finish(ex, ExchangeStatus.TRANSPORT_ERROR, error_code=exc.code,
                                  error_message=exc.message, notes=[note] if note else [])
+            if ex.crash is not None and ex.error_message:  # the session linked a crash
+                exc.message = ex.error_message
             return CallResult(ex, transport=exc)
         try:
             reply = parse_reply(bundle, v2=v2, method=method,

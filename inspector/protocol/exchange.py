@@ -16,6 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from inspector.protocol.logs import CrashReport, LogLine
+
 
 class ExchangeKind(StrEnum):
     CETP = "cetp"  # ContentResolver.call on a CETP provider (any method)
@@ -81,12 +83,22 @@ class Exchange(BaseModel):
     notes: list[str] = Field(default_factory=list)
     parent_id: str | None = None  # e.g. a resume or poll belongs to an execution
     attempt: int = 1
+    # What the called provider logged while this call ran, and its crash if it died
+    # (issue 16; `inspector.session.provider_logs`). Optional: older journals have neither.
+    logs: list[LogLine] = Field(default_factory=list)
+    logs_dropped: int = 0  # lines past the per-exchange bound, counted not kept
+    crash: CrashReport | None = None
 
     @property
     def duration_ms(self) -> float | None:
         if self.finished_ms is None:
             return None
         return self.finished_ms - self.started_ms
+
+    @property
+    def logged_errors(self) -> bool:
+        """The provider logged an error (E/F) or crashed during this call."""
+        return self.crash is not None or any(ln.is_error for ln in self.logs)
 
     def finish(self, status: ExchangeStatus) -> None:
         self.status = status

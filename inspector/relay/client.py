@@ -533,6 +533,24 @@ class RelayClient:
         args = Bundle(confirmation_id=confirmation_id, approve=approve)
         return _field(await self._request("answer_confirmation", args), "accepted", bool)
 
+    async def logcat(self, after_seq: int = 0, max_lines: int = 500,
+                     follow: bool = False) -> Bundle:
+        """The virtual device's log buffer after `after_seq` (§4.2); `follow` streams `log`
+        EVENTs from now on. Phones have no such op: the desktop reads adb logcat."""
+        args = Bundle(after_seq=Long(after_seq), max_lines=Int(max_lines), follow=follow)
+        return await self._request("logcat", args)
+
+    async def screencap(self) -> Bundle:
+        """The virtual device's screen: `{png: byte[], width, height, version}` (§4.3)."""
+        return await self._request("screencap", Bundle())
+
+    async def input(self, kind: str, **args: object) -> Bundle:
+        """Tap / swipe / text / key on the virtual device's screen (§4.3)."""
+        b = Bundle(kind=kind)
+        for k, v in args.items():
+            b[k] = Int(v) if isinstance(v, int) and not isinstance(v, bool | Int | Long) else v
+        return await self._request("input", b)
+
     async def fault(self, kind: str, **args: object) -> bool:
         """Arm a virtual-device fault; plain ints are sent as Java ints."""
         b = Bundle(kind=kind)

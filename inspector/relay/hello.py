@@ -27,6 +27,9 @@ OPS: frozenset[str] = frozenset(
         "force_stop",
         "answer_confirmation",
         "fault",
+        "logcat",  # virtual device only (phones: adb logcat), issue 16
+        "screencap",  # virtual device only (phones: adb exec-out screencap -p), issue 16
+        "input",  # virtual device only (phones: adb shell input), issue 16
     }
 )
 """Every operation of §4; anything else is UNKNOWN_OP (there is no generic dispatch)."""

@@ -16,13 +16,14 @@ import os
 import time
 import zipfile
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from inspector.protocol.exchange import Exchange
+from inspector.session import bundle_extras as extras
 from inspector.session.journal import (
     JournalContents,
     JournalError,
@@ -83,6 +84,10 @@ class BugReport(BaseModel):
     descriptors: dict[str, Any]
     conformance: Any | None
     summary: str
+    files: dict[str, bytes] = Field(default_factory=dict)
+    """Included file-result bytes by sha256 (issue 16, `bundle_extras`)."""
+    screenshots: dict[str, bytes] = Field(default_factory=dict)
+    """Confirmation screenshots (PNG) by exchange id, when the reporter opted in."""
 
     @property
     def exchanges(self) -> list[Exchange]:
@@ -160,6 +165,10 @@ def create_bundle(
     note: str = "",
     redact: bool = True,
     secret_keys: Iterable[str] = (),
+    include_logs: bool = True,
+    files: Iterable[Path | str] = (),
+    file_cap_bytes: int = extras.DEFAULT_FILE_CAP_BYTES,
+    screenshots: Mapping[str, bytes] | None = None,
 ) -> Path:
     """Write a bug-report bundle; secrets are redacted unless `redact=False`.
 
@@ -168,6 +177,14 @@ def create_bundle(
     from the recorded negotiate/get_provider_info/list_tools answers.
     """
     keys = list(secret_keys)
+    # issue 16: provider logs travel with their exchanges unless opted out; file bytes
+    try:
+        if not include_logs:
+            session = extras.without_logs(session)
+        file_members, file_report = extras.select_files(session, files, file_cap_bytes)
+        file_members.update(extras.screenshot_members(screenshots or {}))
+    except ValueError as exc:
+        raise BundleError(str(exc)) from exc
     dev = dict(session.header.device)
     recorded_dev = session.latest("device")
     if isinstance(recorded_dev, dict):
@@ -200,14 +217,19 @@ def create_bundle(
     if redact:
         summary = redactor.apply(summary)
 
-    files: dict[str, bytes] = {M_SESSION: session_bytes, M_SUMMARY: summary.encode()}
-    files.update({k: _json_bytes(v) for k, v in parts.items()})
+    members: dict[str, bytes] = {M_SESSION: session_bytes, M_SUMMARY: summary.encode()}
+    members.update({k: _json_bytes(v) for k, v in parts.items()})
+    members.update(file_members)
     manifest = BundleManifest(
         session_id=session.header.session_id,
         name=session.name,
         redacted=redact,
         redacted_keys=sorted(redactor.keys) if redact else [],
-        members={k: hashlib.sha256(v).hexdigest() for k, v in sorted(files.items())},
+        members={k: hashlib.sha256(v).hexdigest() for k, v in sorted(members.items())},
+        logs_included=include_logs,
+        file_cap_bytes=file_cap_bytes,
+        file_results=file_report,
+        screenshots=sorted(n for n in file_members if extras.is_screen_member(n)),
     )
     d = Path(dest)
     tmp = d.with_name(d.name + ".tmp")
@@ -215,8 +237,10 @@ def create_bundle(
         with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as z:
             z.writestr(M_MANIFEST, _json_bytes(manifest.model_dump(mode="json")))
             for name in MEMBERS:
-                if name in files:
-                    z.writestr(name, files[name])
+                if name in members:
+                    z.writestr(name, members[name])
+            for name in sorted(file_members):  # files/<sha256>, screens/<id>.png (issue 16)
+                z.writestr(name, members[name])
         os.replace(tmp, d)
     except OSError as exc:
         raise BundleError(f"cannot write the bundle {d}: {exc}") from exc
@@ -259,7 +283,12 @@ def open_bundle(path: Path | str) -> BugReport:
         raise BundleError(f"{p} is not a bug-report bundle (not a zip file)") from exc
     with z:
         names = set(z.namelist())
-        unknown = names - set(MEMBERS)
+        unknown = {n for n in names - set(MEMBERS)
+                   if not (extras.is_file_member(n) or extras.is_screen_member(n))}
+        if sum(1 for n in names if extras.is_file_member(n)) > extras.MAX_FILES:
+            raise BundleError(f"{p}: more than {extras.MAX_FILES} file members")
+        if sum(1 for n in names if extras.is_screen_member(n)) > extras.MAX_SCREENSHOTS:
+            raise BundleError(f"{p}: more than {extras.MAX_SCREENSHOTS} screenshots")
         if unknown:
             raise BundleError(f"{p}: unexpected members {sorted(unknown)[:5]}")
         if M_MANIFEST not in names or M_SESSION not in names:
@@ -297,6 +326,11 @@ def open_bundle(path: Path | str) -> BugReport:
         raise BundleError(str(exc)) from None
     device = load(M_DEVICE, {})
     descriptors = load(M_DESCRIPTORS, {})
+    try:
+        files = extras.files_from_members(data)
+        screenshots = extras.screenshots_from_members(data)
+    except ValueError as exc:
+        raise BundleError(f"{p}: {exc}") from None
     return BugReport(
         path=str(p),
         manifest=manifest,
@@ -306,4 +340,6 @@ def open_bundle(path: Path | str) -> BugReport:
         descriptors=descriptors if isinstance(descriptors, dict) else {},
         conformance=load(M_CONFORMANCE, None),
         summary=data.get(M_SUMMARY, b"").decode("utf-8", "replace"),
+        files=files,
+        screenshots=screenshots,
     )

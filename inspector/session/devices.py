@@ -404,6 +404,16 @@ class DeviceManager:
 
         return connect
 
+    def adb_device_getter(self, serial: str) -> Callable[[], Any] | None:
+        """The adbutils device behind `serial` (None for the virtual device or without adb):
+        the phone's logcat and screen are read through it (issue 16)."""
+        if serial == VIRTUAL_SERIAL or self.virtual_config.relay_socket:
+            return None
+        src = self._adb_source()
+        if src is None:
+            return None
+        return lambda: src.layer.devices.device(serial)
+
     async def close(self) -> None:
         """Stop tracking, and end every relay session on a phone (forward removed, the
         relay's standby bucket and Doze allowlist put back: docs/devices.md)."""

@@ -244,6 +244,16 @@ class RelayLink:
     async def answer_confirmation(self, confirmation_id: str, approve: bool) -> bool:
         return bool(await self._call("answer_confirmation", confirmation_id, approve))
 
+    async def logcat(self, after_seq: int = 0, max_lines: int = 500,
+                     follow: bool = False) -> Bundle:
+        return await self._call("logcat", after_seq, max_lines, follow)  # type: ignore[no-any-return]
+
+    async def screencap(self) -> Bundle:
+        return await self._call("screencap")  # type: ignore[no-any-return]
+
+    async def input(self, kind: str, **args: object) -> Bundle:
+        return await self._call("input", kind, **args)  # type: ignore[no-any-return]
+
     async def fault(self, kind: str, **args: object) -> bool:
         return bool(await self._call("fault", kind, **args))
 

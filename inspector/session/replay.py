@@ -34,6 +34,7 @@ from inspector.protocol import andyclaw as ac
 from inspector.protocol.bundle import Bundle, Long, from_jsonable, to_jsonable
 from inspector.protocol.cetp import ProtocolViolation
 from inspector.protocol.exchange import Exchange, ExchangeKind, ExchangeStatus
+from inspector.protocol.logs import LogLine
 from inspector.relay.api import RelayApi, RelayError
 from inspector.session.journal import JournalContents
 
@@ -81,6 +82,7 @@ class ReplayResult(BaseModel):
     error_code: str | None = None
     error_message: str | None = None
     diff: list[DiffEntry] = Field(default_factory=list)
+    recorded_logs: list[LogLine] = Field(default_factory=list)  # issue 16: shown beside it
 
     @property
     def changed(self) -> bool:
@@ -325,6 +327,7 @@ class Replayer:
             "tool": ex.tool,
             "kind": kind,
             "recorded": ex.response,
+            "recorded_logs": list(ex.logs),
         }
         if kind == ReplayKind.SKIP:
             return ReplayResult(
@@ -496,6 +499,7 @@ class RecordedCall(BaseModel):
     response: Any = None
     status: str = ""
     match_key: str = ""
+    logs: list[LogLine] = Field(default_factory=list)  # what the provider logged (issue 16)
 
 
 class RecordedProvider(BaseModel):
@@ -561,6 +565,7 @@ def recorded_providers(session: JournalContents) -> list[RecordedProvider]:
                 response=ex.response,
                 status=str(ex.status),
                 match_key=_match_key(ex.method, ex.request),
+                logs=list(ex.logs),
             )
         )
         if ex.method in READ_METHODS - {"get_operation"} and ex.status == ExchangeStatus.SUCCESS:

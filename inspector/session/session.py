@@ -35,6 +35,7 @@ from inspector.relay.api import RelayApi, RelayError
 from inspector.session.confirmations import ConfirmationPolicy, ConfirmationRequest
 from inspector.session.errors import ExitCode, InspectorError
 from inspector.session.lookup import find_one
+from inspector.session.provider_logs import ProviderLogs
 from inspector.session.relay_link import Connector, LinkState, RelayLink, StateListener
 from inspector.tasks import Spawner
 from inspector.tasks import spawner as default_spawner
@@ -78,6 +79,9 @@ class Session:
         self._event_listeners: list[Callable[[Bundle], None]] = []
         self._rescan_task: asyncio.Task[Any] | None = None
         self.link.add_event_handler(self._on_event)
+        # the provider's log lines and crashes, attached to each exchange (issue 16)
+        self.provider_logs = ProviderLogs(self.recorder)
+        self.link.add_state_listener(self._follow_logs)
 
     # ------------------------------------------------------------------ lifecycle
     async def open(self) -> Session:
@@ -88,9 +92,16 @@ class Session:
 
     async def connect(self) -> RelayApi:
         try:
-            return await self.link.ensure()
+            client = await self.link.ensure()
         except RelayError as exc:
             raise device_error(exc, f"cannot connect to device {self.serial!r}") from exc
+        await self.provider_logs.follow(self.link)
+        return client
+
+    def _follow_logs(self, state: LinkState, _detail: str) -> None:
+        """Follow every new connection's log channel (also after a reconnect)."""
+        if state == LinkState.CONNECTED:
+            self.spawner.spawn(self.provider_logs.follow(self.link), "session-follow-logs")
 
     async def reconnect(self) -> None:
         """Drop the connection and connect again; exchanges and executions are kept."""
@@ -102,6 +113,7 @@ class Session:
     async def close(self) -> None:
         if self._rescan_task is not None:
             self._rescan_task.cancel()
+        await self.provider_logs.aclose()
         await self.link.close()
 
     @property
@@ -266,8 +278,11 @@ class Session:
 
     # ------------------------------------------------------------------ events
     def _on_event(self, event: Bundle) -> None:
-        self.events.append(event)
         kind = event.get("event")
+        if kind == "log":  # a log line, not a device event: attached to exchanges, not kept
+            self.provider_logs.feed_event(event)
+            return
+        self.events.append(event)
         for listener in list(self._event_listeners):
             try:
                 listener(event)
@@ -292,7 +307,10 @@ class Session:
         approve = False
         if policy is not None:
             try:
-                approve = bool(await policy(request))
+                answer = await policy(request)
+                if answer is None:  # the person answers on the device's screen (issue 16)
+                    return
+                approve = bool(answer)
             except Exception:
                 log.exception("confirmation policy failed; denying")
                 approve = False

@@ -29,6 +29,7 @@ from inspector.protocol.exchange import Exchange
 from inspector.relay.api import DISCONNECTED, RelayError
 from inspector.session.confirmations import ConfirmationRequest
 from inspector.session.devices import VIRTUAL_SERIAL, DeviceInfo, DeviceManager, VirtualConfig
+from inspector.session.phone_logs import start_phone_logs
 from inspector.session.relay_link import Connector, LinkState
 from inspector.session.session import Session
 
@@ -179,6 +180,12 @@ class Controller(QObject):
             entry.session = s
             if self.journal:
                 self._start_journal(serial, s)
+            # issue 16: the phone's logcat next to each call (adb devices only)
+            getter = self.devices_manager.adb_device_getter(serial)
+            if getter is not None:
+                from inspector.tasks import spawn
+
+                spawn(start_phone_logs(s, getter), f"phone-logs-{serial}")
         return entry.session
 
     def _start_journal(self, serial: str, s: Session) -> None:

@@ -282,6 +282,11 @@ class MainWindow(QMainWindow):
         view.addAction(self.act_wake)
         view.addAction(self.traffic_dock.toggleViewAction())
         view.addAction(self.nav_dock.toggleViewAction())
+        # --- issue 16 hook: the Device screen pane (inspector/ui/screen_pane.py) ---
+        from inspector.ui.screen_pane import install_screen_pane
+
+        install_screen_pane(self, view)
+        # --- end issue 16 hook ---
         self.menuBar().addMenu("&Help").addAction(self.act_about)
         self.side_windows: list[QWidget] = []  # sessions, bug reports, replays (kept alive)
         # --- issue 15: MCP bridge view (View > Bridge (MCP)…, inspector/ui/bridge_view.py) ---

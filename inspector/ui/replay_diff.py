@@ -63,6 +63,7 @@ from inspector.session.replay import (
 from inspector.ui import theme
 from inspector.ui.conformance_panel import WidgetTasks
 from inspector.ui.json_view import mono_font
+from inspector.ui.provider_logs_view import describe_log_lines
 from inspector.ui.row_table_model import RowTableModel
 from inspector.ui.text import bound
 
@@ -321,6 +322,12 @@ class ReplayDiffView(QWidget):
             lay.setContentsMargins(0, 0, 0, 0)
             lay.addWidget(head)
             lay.addWidget(pane, 1)
+        # issue 16: what the provider logged when the recorded answer was given
+        self.recorded_log = QLabel("")
+        self.recorded_log.setObjectName("recordedLog")
+        self.recorded_log.setTextFormat(Qt.TextFormat.PlainText)
+        self.recorded_log.setWordWrap(True)
+        ll.addWidget(self.recorded_log)
         sides = QSplitter(Qt.Orientation.Horizontal)
         sides.addWidget(lw)
         sides.addWidget(rw)
@@ -406,6 +413,9 @@ class ReplayDiffView(QWidget):
             what += (f"re-issued, {len(r.diff)} changed path(s)" if r.diff
                      else "re-issued, same reply (volatile keys ignored)")
         self.info.setText(bound(what, 600))
+        self.recorded_log.setText("\n".join(
+            line.removeprefix("// ") for line in describe_log_lines(r.recorded_logs))[:4000])
+        self.recorded_log.setVisible(bool(r.recorded_logs))
         self.recorded.show_value(readable(r.recorded), r.diff)
         if r.action == ReplayAction.REISSUED and r.new is not None:
             self.new.show_value(readable(r.new), r.diff)

@@ -49,6 +49,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from inspector.session.bundle_extras import export_note, export_report
 from inspector.session.bundle_file import BUNDLE_SUFFIX, BundleError, create_bundle
 from inspector.session.journal import (
     DEFAULT_SECRET_KEYS,
@@ -130,6 +131,9 @@ class BundleChoice(BaseModel):
     redact: bool = True
     note: str = ""
     secret_keys: list[str] = Field(default_factory=list)
+    include_logs: bool = True  # the provider's log lines and crashes (issue 16)
+    screenshots: bool = False  # confirmation screenshots taken while recording (issue 16)
+    files: list[str] = Field(default_factory=list)  # file-result bytes to include (issue 16)
 
 
 REDACT_OFF_WARNING = (
@@ -178,8 +182,38 @@ class ExportBundleDialog(QDialog):
         lay.addWidget(self.redact)
         lay.addWidget(self.extra_keys)
         lay.addWidget(self.warning)
+        # issue 16: the provider's log (redacted like the rest) and confirmation screenshots
+        self.include_logs = QCheckBox("Include the provider's log lines and crashes")
+        self.include_logs.setChecked(True)
+        self.screenshots = QCheckBox("Include screenshots of confirmation screens "
+                                     "(not redacted)")
+        lay.addWidget(self.include_logs)
+        lay.addWidget(self.screenshots)
+        from inspector.session.bundle_extras import DEFAULT_FILE_CAP_BYTES
+
+        self.files: list[str] = []
+        self.add_files = QPushButton("Add file-result bytes…")
+        self.add_files.setToolTip("Files whose SHA-256 matches a recorded file result (e.g. "
+                                  "what Save wrote) go into the bundle, so replay can serve "
+                                  "them; they are not redacted")
+        self.files_label = QLabel(f"No file-result bytes (cap {DEFAULT_FILE_CAP_BYTES:,} "
+                                  "bytes each)")
+        self.files_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.add_files.clicked.connect(self._pick_files)
+        files_row = QHBoxLayout()
+        files_row.addWidget(self.add_files)
+        files_row.addWidget(self.files_label, 1)
+        lay.addLayout(files_row)
         lay.addWidget(self.buttons)
         self.resize(560, 320)
+
+    def _pick_files(self) -> None:
+        from inspector.session.bundle_extras import DEFAULT_FILE_CAP_BYTES
+
+        paths, _ = QFileDialog.getOpenFileNames(self, "File-result bytes to include")
+        self.files = sorted(set(self.files) | set(paths))
+        self.files_label.setText(f"{len(self.files)} file(s) to match against the recorded "
+                                 f"file results (cap {DEFAULT_FILE_CAP_BYTES:,} bytes each)")
 
     def _redact_toggled(self, on: bool) -> None:
         self.warning.setVisible(not on)
@@ -194,15 +228,24 @@ class ExportBundleDialog(QDialog):
     def choice(self) -> BundleChoice:
         keys = [k.strip() for k in self.extra_keys.text().split(",") if k.strip()]
         return BundleChoice(path=self.path.text().strip(), redact=self.redact.isChecked(),
-                            note=self.note.toPlainText(), secret_keys=keys)
+                            note=self.note.toPlainText(), secret_keys=keys,
+                            include_logs=self.include_logs.isChecked(),
+                            screenshots=self.screenshots.isChecked(), files=list(self.files))
 
 
 def export_bundle(summary: SessionSummary, choice: BundleChoice,
                   directory: Path | str | None = None, conformance: Any = None) -> Path:
     """Read the journal and write its bundle (blocking: run it in a worker thread)."""
     contents = open_session(summary.session_id, directory)
+    shots = None
+    if choice.screenshots and contents.path:
+        from inspector.session.screenshots import saved_screenshots
+
+        shots = saved_screenshots(contents.path)
     return create_bundle(choice.path, contents, note=choice.note, redact=choice.redact,
-                         secret_keys=choice.secret_keys, conformance=conformance)
+                         secret_keys=choice.secret_keys, conformance=conformance,
+                         include_logs=choice.include_logs, screenshots=shots,
+                         files=choice.files)
 
 
 class SessionsPanel(QWidget):
@@ -403,10 +446,12 @@ class SessionsPanel(QWidget):
         async def go() -> None:
             try:
                 path = await run_in_thread(export_bundle, s, choice, self.directory)
+                extras = await run_in_thread(export_report, path)  # issue 16
             except (BundleError, JournalError, OSError) as exc:
                 self._set_status(f"Cannot export the bundle: {exc}", error=True)
                 return
             what = "secrets redacted" if choice.redact else "SECRETS INCLUDED"
+            what += "; " + export_note(extras)
             self._set_status(bound(f"Saved {path} ({what})", 400))
             self.bundle_exported.emit(str(path))
 

@@ -40,7 +40,7 @@ COLUMNS = (
     "Sent",
     "Received",
 )
-FILTER_KEYS = ("kind", "status", "method", "target", "tool", "device", "code", "id")
+FILTER_KEYS = ("kind", "status", "method", "target", "tool", "device", "code", "id", "logs")
 THREAD_THRESHOLD = 20_000  # filter in a worker thread above this many rows
 _ERROR_STATUSES = {
     ExchangeStatus.PROVIDER_ERROR,
@@ -96,9 +96,21 @@ def haystack(ex: Exchange) -> Row:
         ex.device,
         ex.error_code or "",
         f"{ex.request_id or ''} {ex.id}",
+        logs_facets(ex),
     )
     low = tuple(f.lower() for f in fields)
     return " ".join(low), low, ex.status in _ERROR_STATUSES
+
+
+def logs_facets(ex: Exchange) -> str:
+    """`logs:` filter words (issue 16): `logs:error` = the provider logged errors or crashed,
+    `logs:crash` = it crashed, `logs:any` = it logged something."""
+    facets = ["any"] if ex.logs else []
+    if ex.logged_errors:
+        facets.append("error")
+    if ex.crash is not None:
+        facets.append("crash")
+    return " ".join(facets)
 
 
 def match_indices(rows: Sequence[Row], flt: TrafficFilter) -> list[int]:

@@ -26,6 +26,7 @@ from inspector.protocol.exchange import Exchange
 from inspector.tasks import spawn
 from inspector.ui import theme
 from inspector.ui.json_view import JsonEditor
+from inspector.ui.provider_logs_view import describe_logs
 from inspector.ui.text import bound, human_bytes, pretty_json
 from inspector.ui.traffic_model import TrafficModel
 
@@ -50,6 +51,7 @@ def describe(ex: Exchange) -> str:
         head.append(f"// [{mark}] {f.level} {f.section} {f.rule_id}: {bound(f.message, 300)}")
     for n in ex.notes:
         head.append(f"// note: {bound(n, 300)}")
+    head += describe_logs(ex)  # the provider's log lines and crash (issue 16)
     body = [
         "\n// ── request (typed Bundle) ──",
         pretty_json(ex.request, 500_000),
@@ -75,7 +77,8 @@ class TrafficPanel(QWidget):
         self.filter = QLineEdit()
         self.filter.setObjectName("trafficFilter")
         self.filter.setPlaceholderText(
-            "Filter traffic — words, or status:error method:execute_tool tool:… target:… kind:…"
+            "Filter traffic — words, or status:error method:execute_tool tool:… target:… kind:… "
+            "logs:error"
         )
         self.filter.setClearButtonEnabled(True)
         self.filter.addAction(theme.icon("filter"), QLineEdit.ActionPosition.LeadingPosition)

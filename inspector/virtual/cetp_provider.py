@@ -44,6 +44,7 @@ from inspector.virtual.cetp_wire import (
     v2_error,
     v2_success,
 )
+from inspector.virtual.logcat import app_log
 from inspector.virtual.manifest import (
     ACCESS_TOOLS_DECL,
     PackageManifest,
@@ -397,6 +398,7 @@ class CetpProvider(VirtualApp):
         self, ctx: CallContext, authority: str, method: str, arg: str | None, extras: Bundle | None
     ) -> Bundle | None:
         extras = extras if extras is not None else Bundle()
+        app_log(self, "D", "CetpProvider", f"call {method[:64]} from uid {ctx.caller.uid}")
         if method == "negotiate":
             return self.handle_negotiate(ctx, extras)
         if extras.get("protocol_version") is None:
@@ -420,6 +422,7 @@ class CetpProvider(VirtualApp):
             finally:
                 self._inflight[token] = max(0, self._inflight.get(token, 1) - 1)
         except CetpError as err:
+            app_log(self, "W", "CetpProvider", f"{method[:64]} failed: {err}"[:500])
             return v2_error(err, rid)
 
     async def dispatch_v2(

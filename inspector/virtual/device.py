@@ -59,11 +59,13 @@ from inspector.virtual.app import (
     VirtualApp,
 )
 from inspector.virtual.faults import Faults
+from inspector.virtual.logcat import LogChannel
 from inspector.virtual.manifest import (
     EXT_META,
     TOOL_PROVIDER_ACTION,
     fake_cert_sha256,
 )
+from inspector.virtual.screen import VirtualScreen
 
 log = logging.getLogger(__name__)
 
@@ -189,6 +191,8 @@ class VirtualDevice:
         self.serial = serial
         self.spawner = Spawner()
         self.faults = Faults(self)
+        self.logcat = LogChannel(self)  # the device's logcat and crash fault (issue 16)
+        self.screen = VirtualScreen(self)  # its screen: screencap / input ops (issue 16)
         self.apps: dict[str, VirtualApp] = {}
         self.confirmation_handler = confirmation_handler
         self._next_uid = FIRST_APP_UID
@@ -373,6 +377,7 @@ class VirtualDevice:
             if self.faults.delays:
                 await self.faults.before_ipc(app.package)
             app.ensure_process()
+            self.logcat.crash_if_armed(app, what)
         except BaseException:
             coro.close()
             raise
@@ -651,6 +656,7 @@ class VirtualDevice:
         await self._in_process(
             app, app.on_activity_start(ctx, action, extras), "start_activity", conn
         )
+        self.screen.activity_started(package, m.qualify(acts[0].name))
         return Bundle(launched=True, component=f"{package}/{m.qualify(acts[0].name)}")
 
     async def _op_read_resource(self, args: Bundle, conn: ServerConnection) -> Bundle:
@@ -702,6 +708,15 @@ class VirtualDevice:
             hid: h.target.package for hid, h in self._handles.items()
             if isinstance(h.target, PendingActivity)})
         return Bundle(stopped=True)
+
+    async def _op_logcat(self, args: Bundle, conn: ServerConnection) -> Bundle:
+        return self.logcat.op_logcat(args, conn)
+
+    async def _op_screencap(self, args: Bundle, conn: ServerConnection) -> Bundle:
+        return await self.screen.op_screencap(args)
+
+    async def _op_input(self, args: Bundle, conn: ServerConnection) -> Bundle:
+        return self.screen.op_input(args)
 
     async def _op_fault(self, args: Bundle, conn: ServerConnection) -> Bundle:
         self.faults.arm(args)

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from inspector.virtual.app import CallContext, VirtualApp
     from inspector.virtual.device import VirtualDevice
 
-FAULT_KINDS = ("delay", "drop_connection", "restart_process", "corrupt_digest", "cold_start")
+FAULT_KINDS = ("delay", "drop_connection", "restart_process", "corrupt_digest", "cold_start",
+               "crash")
 #: what wakes a cold provider: `acquire` (acquireContentProviderClient) or only `launch`
 COLD_MODES = ("acquire", "launch")
 
@@ -68,6 +69,8 @@ class Faults:
             self.corrupt.add(self._need_package(package))
         elif kind == "cold_start":
             self._arm_cold(self._need_package(package), args.get("mode", "acquire"))
+        elif kind == "crash":  # inspector.virtual.logcat (issue 16)
+            self.device.logcat.arm_crash(args)
         else:
             raise RelayError(
                 BAD_ARGS, f"unknown fault kind {kind!r:.40}; known: {', '.join(FAULT_KINDS)}"

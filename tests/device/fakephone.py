@@ -382,6 +382,15 @@ class FakePhone:
 
     async def _serve(self, stream: _Stream, service: str) -> None:
         try:
+            # logcat, ps, date, screencap, input (issue 16: tests/device/fake_android_shell.py)
+            from tests.device.fake_android_shell import android_of
+
+            special = android_of(self).service_for(service)
+            if special is not None:
+                await stream.accept()
+                await special(stream)
+                await stream.close()
+                return
             if service.startswith("shell:"):
                 await stream.accept()
                 output = await self._shell(service[len("shell:") :])

@@ -15,6 +15,7 @@ import jsonschema
 from inspector.protocol.bundle import Bundle
 from inspector.virtual.app import CallContext, VirtualApp
 from inspector.virtual.cetp_wire import v1_error, v1_success
+from inspector.virtual.logcat import app_log
 from inspector.virtual.manifest import (
     ACCESS_TOOLS_DECL,
     PackageManifest,
@@ -96,6 +97,7 @@ class FinanceProvider(VirtualApp):
     async def call(
         self, ctx: CallContext, authority: str, method: str, arg: str | None, extras: Bundle | None
     ) -> Bundle | None:
+        app_log(self, "D", "FinanceProvider", f"call {method[:64]} from uid {ctx.caller.uid}")
         if method == "list_tools":
             return v1_success(sample("cetp-v1-finance.list_tools.json"))
         if method == "get_provider_info":

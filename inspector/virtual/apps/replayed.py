@@ -35,8 +35,9 @@ carrying that message (the device has no way yet for an app to answer launched=f
 
 A PendingIntent in a recorded reply (a `USER_ACTION_REQUIRED` resolution) is replaced by a
 live one showing a "Replayed confirmation" screen: approving resumes into the recorded
-resumed call, denying cancels. File results are served as recorded, but their bytes are not
-in a recording, so reading one fails with NOT_FOUND.
+resumed call, denying cancels. File results are served as recorded; their bytes are not
+in a recording, so reading one fails with NOT_FOUND unless the bundle carries the bytes
+(issue 16: `inspector.virtual.replayed_files` serves them, digest checked).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from inspector.protocol import andyclaw as ac
@@ -70,6 +72,7 @@ from inspector.virtual.app import (
     VirtualApp,
 )
 from inspector.virtual.cetp_wire import CetpError, dumps, v1_error, v2_error
+from inspector.virtual.logcat import replay_lines
 from inspector.virtual.manifest import (
     ACCESS_TOOLS_DECL,
     EXT_ACTIVITY_ACTION,
@@ -92,6 +95,7 @@ from inspector.virtual.manifest import (
     cetp_provider,
     cetp_service,
 )
+from inspector.virtual.replayed_files import fresh_file_handles, load_with_files
 
 if TYPE_CHECKING:
     from inspector.virtual.device import VirtualDevice
@@ -243,6 +247,8 @@ class _PlayedProvider:
             return v1_error(chosen.code, chosen.message)
         if chosen.response is None:
             return None  # recorded as a null reply (a malformed provider): played back as one
+        if ctx is not None:
+            replay_lines(ctx.app, chosen.logs)  # the recorded log beside the answer (issue 16)
         reply = from_jsonable(chosen.response)
         if not isinstance(reply, Bundle):
             return None
@@ -253,6 +259,7 @@ class _PlayedProvider:
         if ctx is not None:
             tool = _unwrap(fields).get("tool_name")
             _fresh_pending_intents(reply, ctx, self.recorded.authority, tool)
+            fresh_file_handles(reply, ctx, getattr(ctx.app, "file_bytes", {}))  # issue 16
         return reply
 
     def _refresh_expiry(self, reply: Bundle) -> None:
@@ -541,6 +548,9 @@ class ReplayedApp(VirtualApp):
     """Plays back the recorded CETP providers and AndyClaw extension of one package (see the
     module docstring)."""
 
+    #: file-result bytes by sha256 from the bundle (`inspector.virtual.replayed_files`)
+    file_bytes: Mapping[str, bytes] = MappingProxyType({})
+
     def __init__(
         self,
         providers: Iterable[RecordedProvider] = (),
@@ -788,12 +798,14 @@ def install_bundle(device: VirtualDevice, path_or_bugreport: Any, *, notify: boo
     on) is replaced, as a reinstall would."""
     from inspector.session.bundle_file import BugReport
 
+    files: Mapping[str, bytes] = {}  # file-result bytes a bundle carries (issue 16)
     if isinstance(path_or_bugreport, BugReport):
         session, decl = path_or_bugreport.session, path_or_bugreport.declarations
+        files = path_or_bugreport.files
     elif isinstance(path_or_bugreport, JournalContents):
         session, decl = path_or_bugreport, path_or_bugreport.latest("discovery")
     else:
-        session, decl = load_session(path_or_bugreport)
+        session, decl, files = load_with_files(path_or_bugreport)
     apps = replayed_apps(session, decl)
     if not apps:
         raise ReplayLoadError(
@@ -801,5 +813,6 @@ def install_bundle(device: VirtualDevice, path_or_bugreport: Any, *, notify: boo
             "(record a session that talks to a provider, e.g. with --record NAME)")
     for app in apps:
         # a recorded app was in use on the recorded phone: not in the stopped state
+        app.file_bytes = files
         device.install(app, notify=notify, stopped=False)
     return [a.package for a in apps]
