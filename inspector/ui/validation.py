@@ -14,10 +14,11 @@ from typing import Any
 from pydantic import BaseModel
 
 from inspector.protocol import schema as proto_schema
+from inspector.protocol.schema_worker import validate_isolated
 from inspector.ui.text import bound
 
 MAX_ERRORS = 200
-OFF_THREAD_BYTES = 64 * 1024  # documents bigger than this validate in a worker thread
+OFF_THREAD_BYTES = 64 * 1024  # a "big" document (every document validates off the UI thread)
 
 
 class Issue(BaseModel):
@@ -82,17 +83,16 @@ def validate_text(text: str, schema: Any, max_bytes: int | None = None) -> Verdi
 
 
 def validate_value(value: Any, schema: Any) -> list[Issue]:
-    """Every error of `value`, through the bounded validator (RE2 regexes, step budget):
-    a hostile schema gives one "schema-invalid" issue saying why, never a long walk."""
+    """Every error of `value`, through the bounded validator (RE2 regexes, step budget) in
+    the validation worker process: a hostile schema gives one "schema-invalid" issue saying
+    why, never a long walk. Blocks: call it from a worker thread."""
     if not isinstance(schema, dict | bool):
         return [
             Issue(pointer="", kind="schema-invalid", message="the input schema is not an object")
         ]
     dialect = schema.get("$schema") if isinstance(schema, dict) else None
-    cls = proto_schema.validator_class(dialect if isinstance(dialect, str) else None)
-    errors = proto_schema.validate(value, schema, dialect if isinstance(dialect, str) else None,
-                                   max_errors=MAX_ERRORS,
-                                   format_checker=cls.FORMAT_CHECKER)  # type: ignore[attr-defined]
+    errors = validate_isolated(value, schema, dialect if isinstance(dialect, str) else None,
+                               MAX_ERRORS, formats=True)
     out: list[Issue] = []
     for ptr, msg in errors:
         if ptr == "" and msg.startswith(_SCHEMA_BROKEN):
