@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from inspector.consumer.findings import finding
-from inspector.protocol.schema_worker import validate_isolated
 from inspector.protocol.exchange import Finding
+from inspector.protocol.schema_worker import validate_isolated
 
 
 def validate(schema: Any, instance: Any) -> list[tuple[str, str]]:

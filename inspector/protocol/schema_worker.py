@@ -15,6 +15,7 @@ Call `validate_isolated` from a worker thread or the CLI — never from the UI t
 from __future__ import annotations
 
 import atexit
+import contextlib
 import multiprocessing
 import threading
 from concurrent.futures import ProcessPoolExecutor
@@ -40,7 +41,7 @@ def _limit_memory() -> None:
     try:
         import resource
 
-        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
         cap = MEMORY_LIMIT_BYTES if hard == resource.RLIM_INFINITY else min(hard,
                                                                           MEMORY_LIMIT_BYTES)
         resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
@@ -79,10 +80,8 @@ def _discard_pool(pool: ProcessPoolExecutor) -> None:
         if _pool is pool:
             _pool, _warm = None, False
     for proc in list(getattr(pool, "_processes", {}).values()):  # no public kill API
-        try:
+        with contextlib.suppress(OSError, AttributeError):
             proc.kill()
-        except (OSError, AttributeError):
-            pass
     pool.shutdown(wait=False, cancel_futures=True)
 
 
