@@ -133,6 +133,7 @@ def summarize(
     descriptors: dict[str, Any],
     conformance: Any | None,
     note: str = "",
+    lost_lines: int | None = None,
 ) -> str:
     """A short Markdown summary for people reading the bundle without the inspector."""
     ex = session.exchanges
@@ -140,9 +141,10 @@ def summarize(
     lines = [f"# Bug report: {session.name or session.header.session_id}", ""]
     if note:
         lines += [note.strip(), ""]
-    if session.damaged_lines:
-        lines += [f"**Incomplete:** {session.damaged_lines} journal line(s) were torn or "
-                  "damaged and are not in this report.", ""]
+    lost = session.damaged_lines if lost_lines is None else lost_lines
+    if lost:
+        lines += [f"**Incomplete:** {lost} journal line(s) were torn or damaged and are "
+                  "not in this report.", ""]
     model = " ".join(str(device.get(k, "")) for k in ("manufacturer", "model")).strip()
     lines += [
         f"- Device: {model or device.get('serial', 'unknown')}"
@@ -222,7 +224,8 @@ def create_bundle(
         else journal_lines(session, redact=False)
     )
     redacted_session = parse_journal(session_bytes, "bundle session")
-    summary = summarize(redacted_session, parts[M_DEVICE], parts[M_DESCRIPTORS], conf, note)
+    summary = summarize(redacted_session, parts[M_DEVICE], parts[M_DESCRIPTORS], conf, note,
+                        lost_lines=session.damaged_lines)
     if redact:
         summary = redactor.apply_text(summary)
 
