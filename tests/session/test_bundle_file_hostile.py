@@ -54,7 +54,7 @@ def test_absolute_limit_is_checked_before_reading(tmp_path: Path, monkeypatch) -
     path = write_bundle(tmp_path / "big.cetpbundle",
                         {M_DEVICE: b'{"pad":"' + b"x" * (2 * MiB) + b'"}'},
                         compress=zipfile.ZIP_STORED)
-    with pytest.raises(BundleError, match="declares .* bytes, more than"):
+    with pytest.raises(BundleError, match=r"declares .* bytes, more than"):
         open_bundle(path)
 
 
@@ -93,7 +93,7 @@ def test_unknown_compression_id_is_refused(tmp_path: Path) -> None:
 
 
 def test_bad_deflate_data_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(BundleError, match="corrupt deflate data|damaged|cannot be read"):
+    with pytest.raises(BundleError, match=r"corrupt deflate data|damaged|cannot be read"):
         open_bundle(corrupt_deflate(tmp_path / "bad.cetpbundle"))
 
 
