@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 DEFAULT_SECRET_KEYS: frozenset[str] = frozenset({"session_token", "resume_token"})
@@ -45,10 +45,14 @@ def _json_in_string(s: str) -> Any:
 class Redactor:
     """Collect the secrets of some JSON data, then hide them where they are (see module)."""
 
-    def __init__(self, keys: Iterable[str] = ()) -> None:
+    def __init__(self, keys: Iterable[str] = (),
+                 hide_with: Callable[[str], str] | None = None) -> None:
+        """`hide_with(secret)` gives what replaces a secret (default: REDACTED); the GUI
+        masks instead (first/last characters), by the same structural rules."""
         self.keys = frozenset(DEFAULT_SECRET_KEYS | set(keys))
         self.secrets: set[str] = set()
         self._pattern: re.Pattern[str] | None = None
+        self._hide_with = hide_with
 
     # -- collecting ---------------------------------------------------------------------
     def collect(self, obj: Any) -> None:
@@ -101,7 +105,12 @@ class Redactor:
 
     def _scrub(self, text: str) -> str:
         pat = self._free_text_pattern()
-        return pat.sub(REDACTED, text) if pat is not None else text
+        if pat is None:
+            return text
+        if self._hide_with is None:
+            return pat.sub(REDACTED, text)
+        hide = self._hide_with
+        return pat.sub(lambda m: hide(m.group(0)), text)
 
     def _free_text_pattern(self) -> re.Pattern[str] | None:
         if self._pattern is None:
@@ -118,10 +127,21 @@ class Redactor:
         if v is None:
             return None
         if isinstance(v, dict) and "t" in v:
-            return v if v.get("t") == "null" else {"t": "String", "v": REDACTED}
-        return REDACTED
+            if v.get("t") == "null":
+                return v
+            inner = v.get("v")
+            return {"t": "String", "v": self._hidden(inner if isinstance(inner, str) else "")}
+        return self._hidden(v if isinstance(v, str) else "")
+
+    def _hidden(self, secret: str) -> str:
+        return REDACTED if self._hide_with is None else self._hide_with(secret)
 
     def redact(self, obj: Any) -> Any:
         """Collect then apply on one object (use collect/apply for several)."""
         self.collect(obj)
         return self.apply(obj)
+
+
+def masked(obj: Any, mask: Callable[[str], str], keys: Iterable[str] = ()) -> Any:
+    """`obj` with every secret (same places as redaction) shown through `mask`."""
+    return Redactor(keys, hide_with=mask).redact(obj)

@@ -30,7 +30,7 @@ from inspector.consumer.execution import ExecState, Execution
 from inspector.consumer.large_results import FileVerdict
 from inspector.ui import theme
 from inspector.ui.json_view import JsonResultView
-from inspector.ui.text import bound, human_bytes, mask_secret, pretty_json
+from inspector.ui.text import bound, human_bytes, mask_secret, pretty_json, tooltip
 
 _STATE_TEXT = {
     ExecState.NEW: ("Not sent yet", "muted"),
@@ -324,7 +324,7 @@ class ResultPanel(QWidget):
                 else "mutability unknown"
             )
             target = f"PendingIntent from {bound(r.creator_package or '?', 80)}\n{mut}"
-            self.conf_target.setToolTip(f"handle {bound(r.id, 80)}")
+            self.conf_target.setToolTip(tooltip(f"handle {bound(r.id, 80)}"))
         self.conf_target.setText(target or "PendingIntent")
         self.conf_token.setText(mask_secret(ex.resume_token))
         states = {
@@ -361,13 +361,8 @@ class ResultPanel(QWidget):
             for col, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
-                item.setToolTip(
-                    bound(
-                        f"{c.message}\ncomputed: {c.computed}\ndeclared: {c.declared}",
-                        600,
-                        single_line=False,
-                    )
-                )
+                item.setToolTip(tooltip(
+                    f"{c.message}\ncomputed: {c.computed}\ndeclared: {c.declared}", 600))
                 if col == 1:
                     item.setForeground(
                         theme.color(

@@ -72,13 +72,28 @@ def mask_secret(secret: str | None, keep: int = 4) -> str:
     return f"{secret[:keep]}{'•' * 8}{secret[-keep:]}  ({len(secret)} chars)"
 
 
+_TOOLTIP_HEAD = "<p style='white-space:pre-wrap'>"
+
+
+class Tooltip(str):
+    """A tooltip built by `tooltip()` (so already escaped): the type, not the text, says
+    so — a provider string that merely looks like one is still escaped."""
+
+    __slots__ = ()
+
+
 def tooltip(text: object, limit: int = PARAGRAPH_LIMIT) -> str:
     """A tooltip Qt can never take for markup: the bounded text, HTML-escaped, inside a
     pre-wrap paragraph (newlines kept). Empty text gives "" (no tooltip)."""
     body = bound(text, limit, single_line=False)
     if not body:
         return ""
-    return "<p style='white-space:pre-wrap'>" + html.escape(body, quote=False) + "</p>"
+    return Tooltip(_TOOLTIP_HEAD + html.escape(body, quote=False) + "</p>")
+
+
+def plain_tooltip(text: str) -> str:
+    """`tooltip(text)` unless `text` already is one (models that build their own)."""
+    return text if isinstance(text, Tooltip) or not text else tooltip(text)
 
 
 def status_text(text: object, limit: int = 300) -> str:
