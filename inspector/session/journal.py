@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from inspector.protocol.exchange import Exchange, ExchangeStatus
 from inspector.relay.api import HelloInfo
+from inspector.session.journal_repair import TornTail, salvage, seal_torn_tail
 from inspector.session.redaction import (  # noqa: F401  (re-exported)
     DEFAULT_SECRET_KEYS,
     REDACTED,
@@ -172,7 +173,7 @@ class JournalWriter:
         """Continue an existing journal: repair a torn tail, migrate an old version first."""
         p = Path(path)
         migrate_file(p)
-        torn = seal_torn_tail(p)
+        torn = seal_torn_tail(p, MAX_LINE_BYTES)
         contents = read_journal(p)
         writer = cls(p, contents.header, fsync=fsync)
         writer.torn = torn
@@ -235,58 +236,6 @@ def _safe_id(session_id: str) -> str:
     if not session_id or any(c in session_id for c in "/\\\0") or session_id.startswith("."):
         raise JournalError(f"invalid session id {session_id!r:.80}")
     return session_id
-
-
-class TornTail(BaseModel):
-    """A last line without its newline, found when a journal is continued."""
-
-    path: str
-    bytes: int
-    kept_in: str | None = None  # where its bytes were copied (None: it was a whole line)
-
-
-def seal_torn_tail(path: Path) -> TornTail | None:
-    """Make appends start on a fresh line — without removing a byte (journals are
-    append-only, issue 12). A last line that parses whole only lacked its newline; a torn
-    one is copied aside to `<id>.torn-<ms>.bak` and stays in the journal as one damaged
-    line, so readers report it. Returns what was found (None: nothing torn)."""
-    size = path.stat().st_size
-    if size == 0:
-        return None
-    with open(path, "rb+") as f:
-        f.seek(size - 1)
-        if f.read(1) == b"\n":
-            return None
-        pos, block, start_of_tail = size, 65536, 0
-        while pos > 0:
-            start = max(0, pos - block)
-            f.seek(start)
-            chunk = f.read(pos - start)
-            nl = chunk.rfind(b"\n")
-            if nl >= 0:
-                start_of_tail = start + nl + 1
-                break
-            pos = start
-        f.seek(start_of_tail)
-        tail = f.read(min(size - start_of_tail, MAX_LINE_BYTES + 1))
-        whole = True
-        try:
-            whole = isinstance(json.loads(tail), dict)
-        except (ValueError, RecursionError):
-            whole = False
-        kept: str | None = None
-        if not whole:
-            side = path.with_name(f"{path.stem}.torn-{int(_now_ms())}.bak")
-            f.seek(start_of_tail)
-            side.write_bytes(f.read())
-            kept = str(side)
-        f.seek(0, os.SEEK_END)
-        f.write(b"\n")
-    torn = TornTail(path=str(path), bytes=size - start_of_tail, kept_in=kept)
-    if kept:
-        log.warning("journal %s had a torn last line (%d bytes), kept in %s", path,
-                    torn.bytes, kept)
-    return torn
 
 
 def device_facts(serial: str, hello: HelloInfo | None = None) -> dict[str, Any]:
@@ -419,25 +368,9 @@ def _parsed(it: Iterable[bytes]) -> Iterator[dict[str, Any] | _Damaged]:
             yield obj
             continue
         yield _Damaged()
-        salvaged = _salvage(line)
+        salvaged = salvage(line)
         if salvaged is not None:
             yield salvaged
-
-
-_RECORD_START = re.compile(rb'\{"type":"')
-
-
-def _salvage(line: bytes) -> dict[str, Any] | None:
-    """A record written after a torn line without a newline between them (an older
-    inspector continued such journals) sits at the end of the damaged line: recover it."""
-    for m in _RECORD_START.finditer(line, 1):
-        try:
-            obj = json.loads(line[m.start():])
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(obj, dict):
-            return obj
-    return None
 
 
 def _fold(header: JournalHeader, lines: Iterable[dict[str, Any] | _Damaged]) -> JournalContents:
