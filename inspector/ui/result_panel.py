@@ -266,7 +266,7 @@ class ResultPanel(QWidget):
         elif ex.file_verdict is not None and ex.file_verdict.preview:
             self.value_view.setCurrentIndex(0)
             self.value_view.tree_model.set_value(None)
-            self.value_view.text.show_text(unverified_text(ex.file_verdict))
+            self.value_view.text.show_plain(unverified_text(ex.file_verdict))
         else:
             self.value_view.clear()
 
