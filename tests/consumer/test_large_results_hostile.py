@@ -129,3 +129,19 @@ def test_depth_walk_is_iterative() -> None:
         cur = nxt
     assert json_depth_exceeds(deep)
     assert not json_depth_exceeds({"a": [1, {"b": 2}]}, limit=3)
+
+
+async def test_deep_file_result_through_the_engine_is_reported_not_lost(tmp_path,
+                                                                         monkeypatch) -> None:
+    import tempfile
+
+    from tests.consumer.factories import v2_rig
+    from tests.consumer.test_large_results import file_execution
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    rig = v2_rig(file_data=nested(200_000))
+    ex = await file_execution(rig)
+    v = await rig.session.fetch_file(ex, user_cap=64 * 1024 * 1024, keep_content=False)
+    assert v.check("media_type").status == CheckStatus.FAIL
+    assert "media_type" in ex.message and not ex.has_value
+    assert list(tmp_path.iterdir()) == []  # no spool file left per call
