@@ -32,9 +32,11 @@ DEADLINE_S = MAX_SECONDS + 5.0
 #: Address space of the child: a runaway walk hits MemoryError, not the machine.
 MEMORY_LIMIT_BYTES = 2 * 1024**3
 
+WORKERS = 2
 _lock = threading.Lock()
 _pool: ProcessPoolExecutor | None = None
 _warm = False
+_outstanding = 0  # submitted and not yet answered: a queued call waits for the others
 
 
 def _limit_memory() -> None:
@@ -67,7 +69,7 @@ def _get_pool() -> tuple[ProcessPoolExecutor, bool]:
     global _pool
     with _lock:
         if _pool is None:
-            _pool = ProcessPoolExecutor(max_workers=1,
+            _pool = ProcessPoolExecutor(max_workers=WORKERS,
                                         mp_context=multiprocessing.get_context("spawn"),
                                         initializer=_limit_memory)
         return _pool, _warm
@@ -89,9 +91,14 @@ def validate_isolated(instance: Any, schema: Any, dialect: str | None = None,
                       max_errors: int = schemas.MAX_ERRORS, *,
                       formats: bool = False) -> list[tuple[str, str]]:
     """`schemas.validate` in the worker process; blocks the calling thread (not the UI)."""
-    global _warm
+    global _warm, _outstanding
     pool, warm = _get_pool()
-    deadline = DEADLINE_S if warm else DEADLINE_S + STARTUP_GRACE_S
+    with _lock:
+        ahead = _outstanding
+        _outstanding += 1
+    # each validation ends within its budget in the child; a call queued behind others
+    # gets their time too, so a busy worker is not mistaken for a runaway one
+    deadline = DEADLINE_S * (1 + ahead // WORKERS) + (0 if warm else STARTUP_GRACE_S)
     try:
         fut = pool.submit(_worker_validate, instance, schema, dialect, max_errors, formats)
         out = fut.result(timeout=deadline)
@@ -104,6 +111,9 @@ def validate_isolated(instance: Any, schema: Any, dialect: str | None = None,
         return [("", f"{schemas.TOO_COSTLY}: the validation worker died (out of memory?)")]
     except RuntimeError:  # the pool was shut down under us (exit, or another timeout)
         return [("", f"{schemas.TOO_COSTLY}: validation was interrupted; try again")]
+    finally:
+        with _lock:
+            _outstanding -= 1
     with _lock:
         if _pool is pool:
             _warm = True

@@ -33,3 +33,16 @@ def test_a_child_past_its_deadline_is_killed_and_replaced(monkeypatch):
     assert errs[0][1].startswith(schemas.TOO_COSTLY) and "worker was stopped" in errs[0][1]
     monkeypatch.undo()
     assert schema_worker.validate_isolated("s", {"type": "string"}) == []  # a fresh child
+
+
+def test_queued_calls_are_not_mistaken_for_runaways():
+    from concurrent.futures import ThreadPoolExecutor
+
+    schema_worker.validate_isolated(1, {"type": "integer"})  # warm
+    with ThreadPoolExecutor(6) as ex:
+        results = list(ex.map(lambda _: schema_worker.validate_isolated(0, doubling_chain(24)),
+                              range(6)))
+    for errs in results:  # every one got the budget's own verdict (steps or time, as the
+        # shared machine allows), none was killed as a runaway
+        assert errs[0][1].startswith(schemas.TOO_COSTLY), errs
+        assert "worker was stopped" not in errs[0][1], errs
