@@ -49,3 +49,21 @@ def test_bundle_list_shows_a_damaged_journal_next_to_good_ones(tmp_path, capsys)
     assert main(["bundle", "list"]) == 0
     out = capsys.readouterr().out
     assert "DAMAGED" in out and "good" in out
+
+
+def test_record_continues_a_torn_journal_without_cutting_it(cli, tmp_path) -> None:
+    r1 = cli("call", "pricealerts", "get_quote", "--args", '{"symbol": "ACME"}',
+             "--record", "torn")
+    assert r1.code == 0
+    [s] = [s for s in cli("bundle", "list").doc["sessions"] if s["name"] == "torn"]
+    path = Path(s["path"])
+    with open(path, "ab") as f:
+        f.write(b'{"type":"exchange","exchange":{"id":"cut-off')
+    before = path.read_bytes()
+    r2 = cli("call", "pricealerts", "get_quote", "--args", '{"symbol": "ACME"}',
+             "--record", "torn")
+    assert r2.code == 0 and "torn line" in r2.err and ".torn-" in r2.err
+    after = path.read_bytes()
+    assert after.startswith(before)  # append-only: not a byte cut
+    [s2] = [s for s in cli("bundle", "list").doc["sessions"] if s["name"] == "torn"]
+    assert s2["exchange_count"] > s["exchange_count"]
