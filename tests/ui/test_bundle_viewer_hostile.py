@@ -38,3 +38,20 @@ def test_hostile_bundle_shows_its_error(qtbot, qloop, tmp_path, make, says) -> N
     assert viewer.title.text() == "Cannot open the bundle"
     assert re.search(says, viewer.meta.text())
     assert viewer.meta.textFormat() == Qt.TextFormat.PlainText
+
+
+def test_bundle_from_torn_journal_says_what_was_lost(qtbot, qloop, tmp_path) -> None:
+    from inspector.session.bundle_file import create_bundle
+    from inspector.session.journal import read_journal
+    from tests.session.test_bundle_replay import _journal
+
+    jpath = _journal(tmp_path)
+    lines = jpath.read_bytes().splitlines(keepends=True)
+    lines[-2] = lines[-2][:40] + b"\n"
+    jpath.write_bytes(b"".join(lines))
+    path = create_bundle(tmp_path / "torn.cetpbundle", read_journal(jpath))
+    viewer = BundleViewer()
+    qtbot.addWidget(viewer)
+    with qtbot.waitSignal(viewer.loaded, timeout=20_000):
+        viewer.open_path(path)
+    assert "⚠ 1 journal line(s) were torn or damaged" in viewer.meta.text()
