@@ -177,7 +177,19 @@ def _json_bytes(obj: Any) -> bytes:
     return (json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=True) + "\n").encode()
 
 
-def create_bundle(
+def create_bundle(dest: Path | str, session: JournalContents, **kw: Any) -> Path:
+    """Write a bug-report bundle (see `_create_bundle`); data too deep to walk safely is a
+    BundleError, never a crash half-way through a redaction."""
+    try:
+        return _create_bundle(dest, session, **kw)
+    except RecursionError:
+        raise BundleError("the session holds data nested too deeply to redact and bundle "
+                          "safely; export the journal without it") from None
+    except ValueError as exc:  # pydantic: "Maximum serialization depth exceeded", …
+        raise BundleError(f"the session cannot be bundled: {str(exc)[:200]}") from None
+
+
+def _create_bundle(
     dest: Path | str,
     session: JournalContents,
     *,

@@ -138,3 +138,27 @@ def test_in_memory_zip_helpers_round_trip(tmp_path: Path) -> None:
     path = write_bundle(tmp_path / "ok.cetpbundle", {M_DEVICE: b'{"model": "X"}'})
     assert open_bundle(path).device == {"model": "X"}
     assert zipfile.ZipFile(io.BytesIO(path.read_bytes())).testzip() is None
+
+
+def test_too_deep_recorded_data_is_a_bundle_error_not_a_crash(tmp_path: Path) -> None:
+    from inspector.session.journal import JournalWriter
+    from tests.session.journal_factories import exchange, reply, v2_extras
+
+    deep: list = []
+    cur = deep
+    for _ in range(900):  # parseable (under the JSON parser's limit), too deep to walk
+        nxt: list = []
+        cur.append(nxt)
+        cur = nxt
+    import json
+
+    w = JournalWriter.create(name="deep", directory=tmp_path)
+    w.close()
+    doc = exchange("execute_tool", v2_extras({}), reply({"v": 1})).model_dump(mode="json")
+    doc["decoded"] = deep  # written by hand: the writer itself refuses such depth
+    with open(w.path, "a") as f:
+        f.write(json.dumps({"type": "exchange", "exchange": doc}) + "\n")
+    contents = read_journal(w.path)  # readable: the parser's own limit is higher
+    with pytest.raises(BundleError, match="depth|nested too deeply"):
+        create_bundle(tmp_path / "d.cetpbundle", contents)
+    assert not (tmp_path / "d.cetpbundle").exists()
