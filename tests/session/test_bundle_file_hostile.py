@@ -159,6 +159,6 @@ def test_too_deep_recorded_data_is_a_bundle_error_not_a_crash(tmp_path: Path) ->
     with open(w.path, "a") as f:
         f.write(json.dumps({"type": "exchange", "exchange": doc}) + "\n")
     contents = read_journal(w.path)  # readable: the parser's own limit is higher
-    with pytest.raises(BundleError, match="depth|nested too deeply"):
+    with pytest.raises(BundleError, match=r"depth|nested too deeply"):
         create_bundle(tmp_path / "d.cetpbundle", contents)
     assert not (tmp_path / "d.cetpbundle").exists()
