@@ -626,6 +626,11 @@ def export_session(
     """Write a shareable copy of a session journal; secrets redacted by default."""
     d = Path(dest)
     tmp = d.with_name(d.name + ".tmp")
-    tmp.write_bytes(b"".join(journal_lines(contents, redact=redact, secret_keys=secret_keys)))
+    try:
+        lines = journal_lines(contents, redact=redact, secret_keys=secret_keys)
+    except (RecursionError, ValueError) as exc:  # recorded data too deep to walk safely
+        raise JournalError(f"the session cannot be exported: {str(exc)[:200] or 'too deep'}"
+                           ) from None
+    tmp.write_bytes(b"".join(lines))
     os.replace(tmp, d)
     return d
