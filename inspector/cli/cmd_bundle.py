@@ -60,6 +60,8 @@ def bundle_list(ctx: Ctx) -> int:
         line("no recorded sessions (record one with --record NAME)", ctx.out)
         return ExitCode.OK
     table([[s.session_id, s.name, str(s.exchange_count), str(s.device.get("serial", ""))]
+           if not s.damaged else
+           [s.session_id, f"DAMAGED: {s.damaged[:100]}", "-", "-"]
            for s in sessions], ["SESSION", "NAME", "EXCHANGES", "DEVICE"], ctx.out)
     return ExitCode.OK
 
@@ -110,8 +112,12 @@ def bundle_create(ctx: Ctx) -> int:
         raise InspectorError("BUNDLE", str(exc), hint="check the session and the output path",
                              exit_code=ExitCode.USAGE) from exc
     doc = {"bundle": str(path), "session_id": summary.session_id, "name": summary.name,
-           "exchanges": len(contents.exchanges), "redacted": not a.no_redact}
+           "exchanges": len(contents.exchanges), "redacted": not a.no_redact,
+           "lost_lines": contents.damaged_lines}
     doc.update(bundle_extras_doc(path))  # logs, file bytes and the cap (issue 16)
+    if contents.damaged_lines:
+        line(f"warning: {contents.damaged_lines} journal line(s) are torn or damaged; "
+             "the bundle says so and cannot contain them", ctx.err)
     if ctx.json:
         ctx.emit(doc)
     else:
@@ -140,7 +146,10 @@ def bundle_open(ctx: Ctx) -> int:
             for e in report.exchanges
         ],
         "summary": report.summary,
+        "warnings": report.warnings,
     }
+    for w in report.warnings:
+        line(f"warning: {w}", ctx.err)
     if ctx.json:
         ctx.emit(doc)
         return ExitCode.OK

@@ -174,6 +174,10 @@ class Ctx:
                                options=options or engine_options(self.args))
         if self.args.record:
             self.journal = open_journal(self.args.record, self.serial)
+            torn = getattr(self.journal, "torn", None)
+            if torn is not None and torn.kept_in:  # said, never silently cut (issue 12)
+                self.err.write(f"note: session {self.args.record!r} ended with a torn line "
+                               f"({torn.bytes} bytes); kept in {torn.kept_in}\n")
             self.session.add_exchange_listener(self.journal.on_exchange)
         if discover:
             await self.session.open()

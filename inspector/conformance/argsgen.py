@@ -10,19 +10,35 @@ never a guess: None means "could not derive one", and the suite then asks for se
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 from inspector.protocol import schema as schemas
 
 _BROKEN = ("unresolvable reference", "schema is invalid", "schema cannot be applied",
-           "schema recursion")
+           "schema recursion", schemas.TOO_COSTLY, schemas.PATTERN_UNSUPPORTED)
+
+
+_USABLE: dict[str, bool] = {}
 
 
 def _usable(schema: Any) -> bool:
-    """The schema can be applied locally (no unresolvable $ref, valid)."""
+    """The schema can be applied locally (no unresolvable $ref, valid, within the cost
+    budget: a too-costly schema gets no derived arguments, issue 12)."""
+    try:
+        key = json.dumps(schema, sort_keys=True)
+    except (TypeError, ValueError):
+        key = None
+    if key is not None and key in _USABLE:
+        return _USABLE[key]
     errs = schemas.validate({}, schema)
-    return not any(m.startswith(_BROKEN) for _, m in errs) and not schemas.find_remote_refs(
+    ok = not any(m.startswith(_BROKEN) for _, m in errs) and not schemas.find_remote_refs(
         schema)
+    if key is not None:
+        if len(_USABLE) > 256:
+            _USABLE.clear()
+        _USABLE[key] = ok  # a hostile schema costs its budget once, not once per probe
+    return ok
 
 
 def _first_type(s: dict[str, Any]) -> str | None:

@@ -418,6 +418,7 @@ class ProviderSession:
             if reply.ok:
                 att.outcome = "success"
                 self._on_success(ex, reply, r.exchange)
+                await self.check_output(ex, r.exchange)
                 return ex
             if reply.accepted:
                 att.outcome = "accepted"
@@ -531,16 +532,13 @@ class ProviderSession:
         found: list[Finding] = []
         if isinstance(env, InlineResult):
             ex.value, ex.has_value = env.value, True
-            tool = self.tool(ex.tool_name)
-            schema = tool.output_schema if tool else None
-            out = output_findings(schema, env.value, ex.tool_name)
-            ex.output_findings = out
-            found += out
+            ex.output_findings = []  # check_output validates it, off the event loop
             ex.state = ExecState.SUCCEEDED
-            bad = [f for f in out if not f.ok]
-            ex.message = ("succeeded" if not bad else
-                          f"succeeded, but the output does not match output_schema: "
-                          f"{bad[0].message}")
+            ex.message = "succeeded"
+            tool = self.tool(ex.tool_name)
+            if tool is not None and tool.output_schema is not None:
+                self._flag(exchange, found)
+                return  # check_output tells the listeners, once the output is checked
         else:
             ex.file = env
             if self.session is not None:
@@ -579,6 +577,26 @@ class ProviderSession:
         self._changed(ex)
 
     # ------------------------------------------------------------------ resolution
+    async def check_output(self, ex: Execution, exchange: Exchange | None) -> None:
+        """Validate an inline output against output_schema in a worker thread: provider
+        schemas are hostile (issue 12), so never on the event loop, which in the GUI is
+        the UI thread. The validation itself is bounded (`schema_budget`)."""
+        if ex.state != ExecState.SUCCEEDED or not ex.has_value or ex.output_findings:
+            return
+        tool = self.tool(ex.tool_name)
+        schema = tool.output_schema if tool else None
+        if schema is None:
+            return
+        out = await asyncio.to_thread(output_findings, schema, ex.value, ex.tool_name)
+        ex.output_findings = out
+        bad = [f for f in out if not f.ok]
+        if bad:
+            ex.message = (f"succeeded, but the output does not match output_schema: "
+                          f"{bad[0].message}")
+        if exchange is not None:
+            self._flag(exchange, out)
+        self._changed(ex)
+
     async def launch_resolution(self, ex: Execution, *, resume: bool = True) -> Execution:
         """Launch the provider's PendingIntent; on RESULT_OK resume (same id + token)."""
         from inspector.consumer.resolution import launch_resolution

@@ -9,6 +9,7 @@ the computed and the declared value so a person can see exactly what disagreed.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import json
@@ -28,6 +29,10 @@ DEFAULT_USER_CAP = 64 * 1024 * 1024
 #: JSON bigger than this is not parsed for the schema check (parsed JSON costs ~10× its size)
 DEFAULT_PARSE_LIMIT = 4 * 1024 * 1024
 PREVIEW_BYTES = 64 * 1024
+#: Parsed JSON deeper than this is refused: every later walk (schema check, tree view,
+#: json.dumps for display) would otherwise hit Python's recursion limit (issue 12).
+MAX_JSON_DEPTH = 256
+HEX_PREVIEW_BYTES = 4096
 SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
 MEDIA_TYPE = re.compile(r"^[A-Za-z0-9][\w.+-]*/[A-Za-z0-9][\w.+-]*(\s*;.*)?$")
 
@@ -65,6 +70,15 @@ class FileVerdict(BaseModel):
     value: Any = Field(default=None, exclude=True)
     parsed: bool = False  # `value` holds the parsed content (which may be JSON null)
     preview: str = ""  # first bytes as text, for display (untrusted)
+    preview_hex: str = ""  # hex dump of the first HEX_PREVIEW_BYTES (unverified display)
+
+    @property
+    def verified(self) -> bool:
+        """Size and SHA-256 both matched: only then is the content interpreted (parsed,
+        schema-checked, shown as a value); otherwise it is unverified bytes."""
+        return all(c is not None and c.status == CheckStatus.PASS
+                   for c in (self.check("size"), self.check("sha256"))) and (
+            (rd := self.check("relay_digest")) is None or rd.status != CheckStatus.FAIL)
 
     @property
     def ok(self) -> bool:
@@ -168,22 +182,60 @@ async def read_and_verify(
     if stream_error:
         checks.append(FileCheck(name="stream", status=CheckStatus.FAIL,
                                 message=f"the stream failed: {stream_error}"))
-    _size_and_digest_checks(verdict, declared_size, declared_sha256, fd_size, end)
-    value = _media_type_check(verdict, path, declared_media_type, parse_limit)
-    _schema_check(verdict, value, output_schema, validate, declared_media_type)
-    checks.append(FileCheck(
-        name="handle_closed",
-        status=CheckStatus.PASS if closed_ok else CheckStatus.FAIL,
-        computed=closed_ok, declared=True,
-        message=close_msg or "file descriptor closed",
-    ))
-    verdict.preview = bytes(head).decode("utf-8", "replace")
-    if keep_content and verdict.bytes_read and path:
-        verdict.content_path = path
-    elif path:
-        with contextlib.suppress(OSError):
-            os.unlink(path)
+    kept = False
+    try:
+        _size_and_digest_checks(verdict, declared_size, declared_sha256, fd_size, end)
+        # Parsing and the schema check are CPU work on untrusted bytes: a worker thread
+        # (the event loop is the GUI's UI thread), each bounded (depth, schema budget).
+        await asyncio.to_thread(_interpret, verdict, path, declared_media_type, parse_limit,
+                                output_schema, validate)
+        checks.append(FileCheck(
+            name="handle_closed",
+            status=CheckStatus.PASS if closed_ok else CheckStatus.FAIL,
+            computed=closed_ok, declared=True,
+            message=close_msg or "file descriptor closed",
+        ))
+        verdict.preview = bytes(head).decode("utf-8", "replace")
+        verdict.preview_hex = hex_dump(bytes(head[:HEX_PREVIEW_BYTES]))
+        if keep_content and verdict.bytes_read and path:
+            verdict.content_path = path
+            kept = True
+    finally:
+        if path and not kept:  # never leave a spool file behind, whatever happened
+            with contextlib.suppress(OSError):
+                os.unlink(path)
     return verdict
+
+
+def hex_dump(data: bytes, width: int = 16) -> str:
+    """`offset  hex bytes  |printable|` lines: how unverified bytes are shown."""
+    lines = []
+    for off in range(0, len(data), width):
+        row = data[off:off + width]
+        hexes = " ".join(f"{b:02x}" for b in row)
+        text = "".join(chr(b) if 32 <= b < 127 else "." for b in row)
+        lines.append(f"{off:08x}  {hexes:<{width * 3 - 1}}  |{text}|")
+    return "\n".join(lines)
+
+
+def _interpret(v: FileVerdict, path: str, media_type: str | None, parse_limit: int,
+               schema: dict[str, Any] | None, validate: SchemaValidator | None) -> None:
+    value = _media_type_check(v, path, media_type, parse_limit)
+    _schema_check(v, value, schema, validate, media_type)
+
+
+def json_depth_exceeds(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Is `value` nested deeper than `limit` (iterative: no recursion of our own)?"""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(node, dict):
+            stack.extend((x, depth + 1) for x in node.values() if isinstance(x, dict | list))
+        elif isinstance(node, list):
+            stack.extend((x, depth + 1) for x in node if isinstance(x, dict | list))
+    return False
 
 
 async def _pump(
@@ -291,13 +343,34 @@ def _media_type_check(
             name="media_type", status=CheckStatus.SKIPPED, declared=media_type,
             message="content not kept (declared larger than the parse limit); not parsed"))
         return None
+    if not v.verified:
+        v.checks.append(FileCheck(
+            name="media_type", status=CheckStatus.SKIPPED, declared=media_type,
+            message="not parsed: size/SHA-256 verification failed, so the content is shown "
+                    "only as unverified bytes"))
+        return None
     try:
         with open(path, "rb") as f:
             value = json.load(f)
+        too_deep = json_depth_exceeds(value)
+    except RecursionError:
+        too_deep, value = True, None
     except (ValueError, UnicodeDecodeError) as exc:
         v.checks.append(FileCheck(name="media_type", status=CheckStatus.FAIL,
                                   computed="not JSON", declared=media_type,
                                   message=f"declared JSON but the content does not parse: {exc}"))
+        return None
+    except OSError as exc:
+        v.checks.append(FileCheck(name="media_type", status=CheckStatus.FAIL,
+                                  declared=media_type,
+                                  message=f"the spooled content cannot be read back: {exc}"))
+        return None
+    if too_deep:
+        v.checks.append(FileCheck(
+            name="media_type", status=CheckStatus.FAIL, computed="too deep",
+            declared=media_type,
+            message=f"JSON nested deeper than {MAX_JSON_DEPTH} levels: not interpreted "
+                    "(the bytes are kept; save them to inspect)"))
         return None
     v.value = value
     v.parsed = True

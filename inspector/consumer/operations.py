@@ -117,6 +117,7 @@ def _apply_state(s: ProviderSession, ex: Execution, r: CallResult) -> bool:
 async def refresh(s: ProviderSession, ex: Execution) -> Execution:
     r = await _op_call(s, ex, GET_OPERATION)
     _apply_state(s, ex, r)
+    await s.check_output(ex, r.exchange)
     s._changed(ex)
     return ex
 
@@ -132,6 +133,7 @@ async def wait(s: ProviderSession, ex: Execution,
                                else s.options.default_poll_ms)
         r = await _op_call(s, ex, GET_OPERATION)
         done = _apply_state(s, ex, r)
+        await s.check_output(ex, r.exchange)
         s._changed(ex)
         if on_progress is not None:
             on_progress(ex)

@@ -9,6 +9,10 @@
   official meta-schemas, bundled with `jsonschema`, resolve); errors come back as
   (JSON pointer into the instance, message) pairs.
 - `check_dialect` / `check_schema`: is the dialect one we know; is the schema itself valid.
+
+Provider schemas are hostile: every walk here is metered (`schema_budget`): regexes run on
+RE2 (linear time), and past the step/time/memory budget the answer is one
+"schema too costly to validate" error instead of an exponential walk.
 """
 
 from __future__ import annotations
@@ -23,6 +27,14 @@ from referencing import Registry
 from referencing.exceptions import NoSuchResource, Unresolvable
 
 from inspector.protocol.cetp import DRAFT_2020_12
+from inspector.protocol.schema_budget import (
+    Budget,
+    PatternNotSupported,
+    SchemaTooCostly,
+    budget_for,
+    metered,
+    metered_class,
+)
 
 REF_KEYWORDS = ("$ref", "$dynamicRef", "$recursiveRef")
 _MAP_OF_SCHEMAS = frozenset({"properties", "patternProperties", "$defs", "definitions",
@@ -139,54 +151,85 @@ def _msg(text: str) -> str:
     return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 1] + "…"
 
 
-def check_schema(schema: Any, dialect: str | None = None) -> list[tuple[str, str]]:
+#: Messages that mean "this schema cannot be applied here" (not "the instance is wrong").
+TOO_COSTLY = "schema too costly to validate"
+PATTERN_UNSUPPORTED = "pattern not supported by the linear-time regex engine"
+
+
+def _meta_errors(cls: type, schema: Any) -> Any:
+    """Errors of `schema` against its dialect's meta-schema, metered like any walk."""
+    meta_cls = metered_class(jsonschema.validators.validator_for(
+        cls.META_SCHEMA, default=cls))  # type: ignore[attr-defined]
+    return meta_cls(cls.META_SCHEMA,  # type: ignore[attr-defined]
+                    format_checker=cls.FORMAT_CHECKER).iter_errors(schema)  # type: ignore[attr-defined]
+
+
+def check_schema(schema: Any, dialect: str | None = None,
+                 budget: Budget | None = None) -> list[tuple[str, str]]:
     """Errors of the schema itself against its dialect's meta-schema (pointer into schema)."""
     if not isinstance(schema, Mapping | bool):
         return [("", f"a schema must be an object or a boolean, got {type(schema).__name__}")]
     cls = validator_class(dialect)
     try:
-        meta = cls(cls.META_SCHEMA)
-        errs = sorted(meta.iter_errors(schema), key=lambda e: list(e.path))
+        with metered(budget or Budget()):
+            errs = sorted(_meta_errors(cls, schema), key=lambda e: [str(p) for p in e.path])
         return [(pointer(list(e.path)), _msg(e.message)) for e in errs[:MAX_ERRORS]]
+    except (SchemaTooCostly, PatternNotSupported) as exc:
+        return [("", _msg(str(exc)))]
     except (RecursionError, js_exc._WrappedReferencingError, Unresolvable) as exc:
         return [("", _msg(f"schema cannot be checked: {exc}"))]
 
 
 def validate(
-    instance: Any, schema: Any, dialect: str | None = None, max_errors: int = MAX_ERRORS
+    instance: Any, schema: Any, dialect: str | None = None, max_errors: int = MAX_ERRORS,
+    budget: Budget | None = None, format_checker: Any = None,
 ) -> list[tuple[str, str]]:
     """Validate `instance`; errors as (JSON pointer into the instance, message).
 
     Remote references are never retrieved: an unresolvable reference is reported as an
-    error at the pointer where it was met. An invalid schema is one error at "".
+    error at the pointer where it was met. An invalid schema is one error at "". A schema
+    past the budget is one error at "" starting with TOO_COSTLY; a regex RE2 cannot run,
+    one starting with PATTERN_UNSUPPORTED. `budget` (default: a fresh one) tells the cost.
     """
     if not isinstance(schema, Mapping | bool):
         return [("", f"schema must be an object or a boolean, got {type(schema).__name__}")]
     cls = validator_class(dialect)
-    try:
-        cls.check_schema(schema)
-    except js_exc.SchemaError as exc:
-        return [("", _msg(f"schema is invalid: {exc.message}"))]
-    except (RecursionError, js_exc._WrappedReferencingError, Unresolvable) as exc:
-        return [("", _msg(f"schema is invalid: {exc}"))]
     out: list[tuple[str, str]] = []
-    try:
-        v = cls(schema, registry=OFFLINE_REGISTRY)
-        for err in v.iter_errors(instance):
-            item = (pointer(list(err.absolute_path)), _msg(err.message))
-            if item not in out:
-                out.append(item)
-            if len(out) >= max_errors:
-                break
-    except (js_exc._WrappedReferencingError, Unresolvable) as exc:
-        out.append(("", _msg(f"unresolvable reference (remote retrieval is disabled): {exc}")))
-    except RecursionError:
-        out.append(("", "schema recursion too deep"))
-    except (ValueError, TypeError, KeyError, LookupError) as exc:
-        out.append(("", _msg(f"schema cannot be applied: {exc}")))
+    with metered(budget or budget_for(instance)):
+        try:
+            meta = js_exc.best_match(_meta_errors(cls, schema))
+            if meta is not None:
+                return [("", _msg(f"schema is invalid: {meta.message}"))]
+        except (SchemaTooCostly, PatternNotSupported) as exc:
+            return [("", _msg(str(exc)))]
+        except (RecursionError, js_exc._WrappedReferencingError, Unresolvable) as exc:
+            return [("", _msg(f"schema is invalid: {exc}"))]
+        try:
+            v = metered_class(cls)(schema, registry=OFFLINE_REGISTRY,
+                                   format_checker=format_checker)
+            for err in v.iter_errors(instance):
+                item = (pointer(list(err.absolute_path)), _msg(err.message))
+                if item not in out:
+                    out.append(item)
+                if len(out) >= max_errors:
+                    break
+        except (SchemaTooCostly, PatternNotSupported) as exc:
+            return [("", _msg(str(exc)))]
+        except (js_exc._WrappedReferencingError, Unresolvable) as exc:
+            out.append(("", _msg(f"unresolvable reference (remote retrieval is disabled): "
+                                 f"{exc}")))
+        except RecursionError:
+            out.append(("", "schema recursion too deep"))
+        except (ValueError, TypeError, KeyError, LookupError) as exc:
+            out.append(("", _msg(f"schema cannot be applied: {exc}")))
     out.sort()
     return out
 
 
 def is_valid(instance: Any, schema: Any, dialect: str | None = None) -> bool:
     return not validate(instance, schema, dialect, max_errors=1)
+
+
+def cannot_apply(errors: list[tuple[str, str]]) -> bool:
+    """The errors say the schema could not be applied within bounds (not 'instance wrong')."""
+    return any(m.startswith((TOO_COSTLY, PATTERN_UNSUPPORTED)) for _, m in errors)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hmac
 import logging
 import os
@@ -126,6 +127,7 @@ class _Connection:
         self._capabilities: frozenset[str] = frozenset()
         self._inflight: dict[int, asyncio.Task[None]] = {}
         self._cancel_requested: set[int] = set()
+        self._started: set[asyncio.Task[None]] = set()  # tasks whose _run coroutine began
         self._spawner = Spawner()
         self._authenticated = False
 
@@ -253,10 +255,19 @@ class _Connection:
             if frame.type is FrameType.REQUEST:
                 await self._start_request(frame.request_id, frame.payload)
             elif frame.type is FrameType.CANCEL:
-                task = self._inflight.get(frame.request_id)
+                rid = frame.request_id
+                task = self._inflight.get(rid)
                 if task is not None and not task.done():
-                    self._cancel_requested.add(frame.request_id)
                     task.cancel()
+                    if task in self._started:
+                        self._cancel_requested.add(rid)  # _run answers CANCELLED
+                    else:
+                        # Read in the same write as its REQUEST: the task never ran, so
+                        # nothing of _run will execute. Free the id and answer now (a
+                        # burst of such pairs must not fill MAX_IN_FLIGHT, issue 12).
+                        del self._inflight[rid]
+                        self._write(FrameType.ERROR, rid, error_payload(
+                            CANCELLED, "the request was cancelled before it started"))
             else:
                 raise RelayError(BAD_FRAME, f"{frame.type.name} frames only travel relay → desktop")
 
@@ -291,9 +302,21 @@ class _Connection:
                 rid, RelayError(BUSY, f"more than {MAX_IN_FLIGHT} requests in flight")
             )
             return
-        self._inflight[rid] = self._spawner.spawn(self._run(rid, op, args), f"relay-{op}-{rid}")
+        task = self._spawner.spawn(self._run(rid, op, args), f"relay-{op}-{rid}")
+        self._inflight[rid] = task
+        task.add_done_callback(functools.partial(self._request_done, rid))
+
+    def _request_done(self, rid: int, task: asyncio.Task[None]) -> None:
+        """Free the id whatever happened — also for a task cancelled before it ran, whose
+        `_run` (and so its `finally`) never executes (issue 12)."""
+        if self._inflight.get(rid) is task:
+            del self._inflight[rid]
+        self._started.discard(task)
 
     async def _run(self, rid: int, op: str, args: Bundle) -> None:
+        me = asyncio.current_task()
+        if me is not None:
+            self._started.add(me)
         try:
             try:
                 timeout_ms = _timeout_ms(args)
@@ -338,7 +361,8 @@ class _Connection:
         except (ConnectionError, OSError):
             self._closed = True
         finally:
-            self._inflight.pop(rid, None)
+            if self._inflight.get(rid) is me:
+                del self._inflight[rid]
             self._cancel_requested.discard(rid)
 
     async def _stream(self, rid: int, args: Bundle, stream: Any) -> None:

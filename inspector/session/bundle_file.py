@@ -15,6 +15,7 @@ import json
 import os
 import time
 import zipfile
+import zlib
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -45,8 +46,15 @@ M_CONFORMANCE = "conformance.json"
 M_SUMMARY = "SUMMARY.md"
 MEMBERS = (M_MANIFEST, M_SESSION, M_DEVICE, M_DECLARATIONS, M_DESCRIPTORS, M_CONFORMANCE, M_SUMMARY)
 
-MAX_MEMBER_BYTES = 512 * 1024 * 1024
-MAX_TOTAL_BYTES = 1024 * 1024 * 1024
+#: Limits on what a bundle (someone else's file) may expand to, enforced while streaming
+#: each member and before anything is parsed (issue 12: 276 KB once expanded to 6.7 GB).
+#: A long session's journal is tens of MiB; JSON deflates ~5–30×, so 200× is generous.
+MAX_BUNDLE_FILE_BYTES = 256 * 1024 * 1024
+MAX_MEMBER_BYTES = 256 * 1024 * 1024
+MAX_TOTAL_BYTES = 256 * 1024 * 1024
+MAX_EXPANSION_RATIO = 200
+RATIO_ALLOWANCE_BYTES = 1024 * 1024  # tiny members may expand past the ratio up to this
+READ_PIECE_BYTES = 256 * 1024
 
 DESCRIPTOR_METHODS = ("negotiate", "get_provider_info", "list_tools")
 """CETP reads whose latest answer per provider describes it (v1 and v2)."""
@@ -69,6 +77,9 @@ class BundleManifest(BaseModel):
     redacted_keys: list[str] = Field(default_factory=list)
     members: dict[str, str] = Field(default_factory=dict)
     """member name → sha256 hex of its bytes."""
+    lost_lines: int = 0
+    """Journal lines that could not be read when the bundle was made (torn or damaged):
+    what the bundle cannot contain, said rather than silently dropped (issue 12)."""
 
 
 class BugReport(BaseModel):
@@ -93,6 +104,18 @@ class BugReport(BaseModel):
     def exchanges(self) -> list[Exchange]:
         return self.session.exchanges
 
+    @property
+    def warnings(self) -> list[str]:
+        """What this bundle is missing, for the CLI and the viewer to say."""
+        out = []
+        if self.manifest.lost_lines:
+            out.append(f"{self.manifest.lost_lines} journal line(s) were torn or damaged when "
+                       "this bundle was made; the exchanges on them are missing")
+        if self.session.damaged_lines:
+            out.append(f"{self.session.damaged_lines} line(s) of the bundled session cannot "
+                       "be read")
+        return out
+
 
 def descriptors_from(exchanges: Iterable[Exchange]) -> dict[str, Any]:
     """The latest successful descriptor reads per provider: `{authority: {method: {...}}}`."""
@@ -115,6 +138,7 @@ def summarize(
     descriptors: dict[str, Any],
     conformance: Any | None,
     note: str = "",
+    lost_lines: int | None = None,
 ) -> str:
     """A short Markdown summary for people reading the bundle without the inspector."""
     ex = session.exchanges
@@ -122,6 +146,10 @@ def summarize(
     lines = [f"# Bug report: {session.name or session.header.session_id}", ""]
     if note:
         lines += [note.strip(), ""]
+    lost = session.damaged_lines if lost_lines is None else lost_lines
+    if lost:
+        lines += [f"**Incomplete:** {lost} journal line(s) were torn or damaged and are "
+                  "not in this report.", ""]
     model = " ".join(str(device.get(k, "")) for k in ("manufacturer", "model")).strip()
     lines += [
         f"- Device: {model or device.get('serial', 'unknown')}"
@@ -154,7 +182,19 @@ def _json_bytes(obj: Any) -> bytes:
     return (json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=True) + "\n").encode()
 
 
-def create_bundle(
+def create_bundle(dest: Path | str, session: JournalContents, **kw: Any) -> Path:
+    """Write a bug-report bundle (see `_create_bundle`); data too deep to walk safely is a
+    BundleError, never a crash half-way through a redaction."""
+    try:
+        return _create_bundle(dest, session, **kw)
+    except RecursionError:
+        raise BundleError("the session holds data nested too deeply to redact and bundle "
+                          "safely; export the journal without it") from None
+    except ValueError as exc:  # pydantic: "Maximum serialization depth exceeded", …
+        raise BundleError(f"the session cannot be bundled: {str(exc)[:200]}") from None
+
+
+def _create_bundle(
     dest: Path | str,
     session: JournalContents,
     *,
@@ -206,16 +246,17 @@ def create_bundle(
         for v in parts.values():
             redactor.collect(v)
         parts = {k: redactor.apply(v) for k, v in parts.items()}
-        note = redactor.apply(note)
+        note = redactor.apply_text(note)
     session_bytes = b"".join(
         _apply_lines(journal_lines(session, redact=False), redactor)
         if redact
         else journal_lines(session, redact=False)
     )
     redacted_session = parse_journal(session_bytes, "bundle session")
-    summary = summarize(redacted_session, parts[M_DEVICE], parts[M_DESCRIPTORS], conf, note)
+    summary = summarize(redacted_session, parts[M_DEVICE], parts[M_DESCRIPTORS], conf, note,
+                        lost_lines=session.damaged_lines)
     if redact:
-        summary = redactor.apply(summary)
+        summary = redactor.apply_text(summary)
 
     members: dict[str, bytes] = {M_SESSION: session_bytes, M_SUMMARY: summary.encode()}
     members.update({k: _json_bytes(v) for k, v in parts.items()})
@@ -225,6 +266,7 @@ def create_bundle(
         name=session.name,
         redacted=redact,
         redacted_keys=sorted(redactor.keys) if redact else [],
+        lost_lines=session.damaged_lines,
         members={k: hashlib.sha256(v).hexdigest() for k, v in sorted(members.items())},
         logs_included=include_logs,
         file_cap_bytes=file_cap_bytes,
@@ -258,31 +300,87 @@ def _apply_lines(lines: list[bytes], redactor: Redactor) -> list[bytes]:
     return out
 
 
-def _read_member(z: zipfile.ZipFile, name: str, budget: list[int]) -> bytes:
+def _read_member(z: zipfile.ZipFile, name: str, budget: list[int], source: Path) -> bytes:
+    """One member, decompressed in pieces under three limits checked while streaming
+    (before anything is parsed): the member cap, what is left of the total budget, and an
+    expansion ratio against its compressed size — a zip bomb stops within one piece."""
     info = z.getinfo(name)
-    if info.file_size > MAX_MEMBER_BYTES or info.file_size > budget[0]:
-        raise BundleError(f"bundle member {name} is too large ({info.file_size} bytes)")
-    with z.open(info) as f:
-        data = f.read(MAX_MEMBER_BYTES + 1)
-    if len(data) > MAX_MEMBER_BYTES:
-        raise BundleError(f"bundle member {name} is too large")
-    budget[0] -= len(data)
-    return data
+    if info.flag_bits & 0x1:
+        raise BundleError(f"{source}: member {name} is encrypted; bundles never are "
+                          "(re-create it with CETP Inspector)")
+    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+        raise BundleError(f"{source}: member {name} uses compression method "
+                          f"{info.compress_type}; bundles use only stored or deflate")
+    cap = min(MAX_MEMBER_BYTES, budget[0])
+    if info.file_size > cap:
+        raise BundleError(f"{source}: member {name} declares {info.file_size:,} bytes, more "
+                          f"than the {cap:,} a bundle may expand to")
+    ratio_cap = max(RATIO_ALLOWANCE_BYTES, MAX_EXPANSION_RATIO * info.compress_size)
+    out = bytearray()
+    try:
+        with z.open(info) as f:
+            while True:
+                piece = f.read(READ_PIECE_BYTES)
+                if not piece:
+                    break
+                out += piece
+                if len(out) > cap:
+                    raise BundleError(f"{source}: member {name} expands past {cap:,} bytes "
+                                      "(a zip bomb?); not opened")
+                if len(out) > ratio_cap:
+                    raise BundleError(
+                        f"{source}: member {name} expands more than {MAX_EXPANSION_RATIO}× "
+                        f"its compressed size ({info.compress_size:,} bytes); a zip bomb? "
+                        "not opened")
+    except BundleError:
+        raise
+    except zlib.error as exc:
+        raise BundleError(f"{source}: member {name} has corrupt deflate data ({exc})") from None
+    except zipfile.BadZipFile as exc:
+        raise BundleError(f"{source}: member {name} is damaged ({exc})") from None
+    except (NotImplementedError, RuntimeError, EOFError, OSError) as exc:
+        raise BundleError(f"{source}: member {name} cannot be read ({exc})") from None
+    budget[0] -= len(out)
+    return bytes(out)
 
 
 def open_bundle(path: Path | str) -> BugReport:
-    """Open a bundle read-only; raise BundleError saying what is wrong with a bad one."""
+    """Open a bundle read-only; raise BundleError saying what is wrong with a bad one.
+
+    A bundle is someone else's file: any failure while reading it — including ones no
+    check foresaw — is a BundleError naming the file, never an inspector crash."""
     p = Path(path)
     try:
+        return _open_bundle(p)
+    except BundleError:
+        raise
+    except RecursionError:
+        raise BundleError(f"{p}: the bundle's JSON is nested too deeply to read") from None
+    except MemoryError:
+        raise BundleError(f"{p}: the bundle needs more memory than is available") from None
+    except Exception as exc:
+        raise BundleError(f"{p}: cannot read the bundle ({type(exc).__name__}: "
+                          f"{str(exc)[:200]})") from None
+
+
+def _open_bundle(p: Path) -> BugReport:
+    try:
+        size = p.stat().st_size
+        if size > MAX_BUNDLE_FILE_BYTES:
+            raise BundleError(f"{p} is {size:,} bytes; bundles are at most "
+                              f"{MAX_BUNDLE_FILE_BYTES:,}")
         raw = p.read_bytes()
     except OSError as exc:
         raise BundleError(f"cannot read {p}: {exc}") from exc
     try:
         z = zipfile.ZipFile(io.BytesIO(raw))
-    except zipfile.BadZipFile as exc:
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError) as exc:
         raise BundleError(f"{p} is not a bug-report bundle (not a zip file)") from exc
     with z:
-        names = set(z.namelist())
+        infos = z.infolist()
+        names = {i.filename for i in infos}
+        if len(names) != len(infos):
+            raise BundleError(f"{p}: a member name appears twice; not a bundle we wrote")
         unknown = {n for n in names - set(MEMBERS)
                    if not (extras.is_file_member(n) or extras.is_screen_member(n))}
         if sum(1 for n in names if extras.is_file_member(n)) > extras.MAX_FILES:
@@ -295,7 +393,8 @@ def open_bundle(path: Path | str) -> BugReport:
             raise BundleError(f"{p}: not a bug-report bundle (no manifest or session)")
         budget = [MAX_TOTAL_BYTES]
         try:
-            manifest = BundleManifest.model_validate_json(_read_member(z, M_MANIFEST, budget))
+            manifest = BundleManifest.model_validate_json(
+                _read_member(z, M_MANIFEST, budget, p))
         except ValidationError as exc:
             raise BundleError(f"{p}: bad manifest: {exc.errors()[0]['msg']}") from None
         if manifest.format != BUNDLE_FORMAT:
@@ -305,8 +404,8 @@ def open_bundle(path: Path | str) -> BugReport:
                 f"{p}: bundle version {manifest.version} is newer than this inspector; update it"
             )
         data: dict[str, bytes] = {}
-        for name in names - {M_MANIFEST}:
-            blob = _read_member(z, name, budget)
+        for name in sorted(names - {M_MANIFEST}):
+            blob = _read_member(z, name, budget, p)
             want = manifest.members.get(name)
             if want is None or hashlib.sha256(blob).hexdigest() != want:
                 raise BundleError(f"{p}: member {name} does not match the manifest digest")
@@ -319,6 +418,8 @@ def open_bundle(path: Path | str) -> BugReport:
             return json.loads(data[name])
         except ValueError as exc:
             raise BundleError(f"{p}: {name} is not valid JSON ({exc})") from None
+        except RecursionError:
+            raise BundleError(f"{p}: {name} is JSON nested too deeply to read") from None
 
     try:
         session = parse_journal(data[M_SESSION], f"{p}:{M_SESSION}")

@@ -27,6 +27,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from inspector.protocol.exchange import Exchange, ExchangeStatus
 from inspector.relay.api import HelloInfo
+from inspector.session.journal_repair import TornTail, salvage, seal_torn_tail
+from inspector.session.redaction import (  # noqa: F401  (re-exported)
+    DEFAULT_SECRET_KEYS,
+    REDACTED,
+    Redactor,
+)
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +46,7 @@ MAX_LINE_BYTES = 64 * 1024 * 1024
 # Record types (the "type" field of every line after the header).
 REC_EXCHANGE = "exchange"
 REC_META = "meta"
+REC_REPAIR = "journal_repair"  # a torn tail found and kept aside when the journal continued
 
 
 class JournalError(Exception):
@@ -115,6 +122,8 @@ class SessionSummary(BaseModel):
     exchange_count: int = 0  # distinct exchanges: what a session list shows
     device: dict[str, Any]
     version: int
+    damaged: str | None = None
+    """Why this journal cannot be read (listed anyway, so one bad file hides nothing)."""
 
 
 # ---------------------------------------------------------------------------------------
@@ -137,6 +146,7 @@ class JournalWriter:
         self.header = header
         self.fsync = fsync
         self._file = open(path, "ab")  # noqa: SIM115  (kept open for the whole session)
+        self.torn: TornTail | None = None  # what reopen found at the end of the file
 
     @classmethod
     def create(
@@ -163,9 +173,13 @@ class JournalWriter:
         """Continue an existing journal: repair a torn tail, migrate an old version first."""
         p = Path(path)
         migrate_file(p)
-        _cut_torn_tail(p)
+        torn = seal_torn_tail(p, MAX_LINE_BYTES)
         contents = read_journal(p)
-        return cls(p, contents.header, fsync=fsync)
+        writer = cls(p, contents.header, fsync=fsync)
+        writer.torn = torn
+        if torn is not None and torn.kept_in:
+            writer.record(REC_REPAIR, torn.model_dump(mode="json"))  # said in the journal
+        return writer
 
     @property
     def session_id(self) -> str:
@@ -224,29 +238,6 @@ def _safe_id(session_id: str) -> str:
     return session_id
 
 
-def _cut_torn_tail(path: Path) -> None:
-    """Drop a partial last line (the process died mid-write) so appends start clean."""
-    size = path.stat().st_size
-    if size == 0:
-        return
-    with open(path, "rb+") as f:
-        f.seek(size - 1)
-        if f.read(1) == b"\n":
-            return
-        pos = size
-        block = 65536
-        while pos > 0:
-            start = max(0, pos - block)
-            f.seek(start)
-            chunk = f.read(pos - start)
-            nl = chunk.rfind(b"\n")
-            if nl >= 0:
-                f.truncate(start + nl + 1)
-                return
-            pos = start
-        f.truncate(0)
-
-
 def device_facts(serial: str, hello: HelloInfo | None = None) -> dict[str, Any]:
     """Device facts for the journal and bug reports (model, Android version, relay build)."""
     facts: dict[str, Any] = {"serial": serial}
@@ -286,6 +277,9 @@ def _parse_header(first: bytes, path: Path | str) -> dict[str, Any]:
         obj = json.loads(first)
     except ValueError as exc:
         raise JournalError(f"{path}: the first line is not a journal header ({exc})") from None
+    except RecursionError:
+        raise JournalError(f"{path}: the first line is JSON nested too deeply to be a journal "
+                           "header") from None
     if not isinstance(obj, dict):
         raise JournalError(f"{path}: the first line is not a journal header")
     return obj
@@ -304,7 +298,7 @@ def read_journal(path: Path | str) -> JournalContents:
     """Read a journal of any supported version (older ones migrated in memory)."""
     p = Path(path)
     try:
-        contents = _read_lines(_lines(p), str(p))
+        contents = _guarded(lambda: _read_lines(_lines(p), str(p)), str(p))
     except OSError as exc:
         raise JournalError(f"cannot read journal {p}: {exc}") from exc
     contents.path = str(p)
@@ -313,7 +307,23 @@ def read_journal(path: Path | str) -> JournalContents:
 
 def parse_journal(data: bytes, source: str = "<memory>") -> JournalContents:
     """Read a journal held in memory (e.g. from a bug-report bundle)."""
-    return _read_lines(iter(data.splitlines(keepends=True)), source)
+    return _guarded(lambda: _read_lines(iter(data.splitlines(keepends=True)), source), source)
+
+
+def _guarded(read: Callable[[], JournalContents], source: str) -> JournalContents:
+    """A journal may come from anywhere (a bundle, a crashed run): any failure reading it
+    is a JournalError naming it, never an inspector crash (issue 12)."""
+    try:
+        return read()
+    except (JournalError, OSError):
+        raise
+    except RecursionError:
+        raise JournalError(f"{source}: JSON nested too deeply to read") from None
+    except MemoryError:
+        raise JournalError(f"{source}: needs more memory than is available") from None
+    except Exception as exc:  # untrusted input: every failure is the file's
+        raise JournalError(f"{source}: cannot read the journal ({type(exc).__name__}: "
+                           f"{str(exc)[:200]})") from None
 
 
 def _read_lines(it: Iterator[bytes], source: str) -> JournalContents:
@@ -352,9 +362,15 @@ def _parsed(it: Iterable[bytes]) -> Iterator[dict[str, Any] | _Damaged]:
             continue
         try:  # a torn last line usually fails here; if it parses whole, it is whole
             obj = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             obj = None
-        yield obj if isinstance(obj, dict) else _Damaged()
+        if isinstance(obj, dict):
+            yield obj
+            continue
+        yield _Damaged()
+        salvaged = salvage(line)
+        if salvaged is not None:
+            yield salvaged
 
 
 def _fold(header: JournalHeader, lines: Iterable[dict[str, Any] | _Damaged]) -> JournalContents:
@@ -370,7 +386,7 @@ def _fold(header: JournalHeader, lines: Iterable[dict[str, Any] | _Damaged]) -> 
         if kind == REC_EXCHANGE:
             try:
                 ex = Exchange.model_validate(obj.get("exchange"))
-            except ValidationError:
+            except (ValidationError, RecursionError, TypeError, ValueError):
                 damaged += 1
                 continue
             exchanges[ex.id] = ex  # a later line is a later state of the same exchange
@@ -527,9 +543,28 @@ def list_sessions(directory: Path | str | None = None) -> list[SessionSummary]:
     for p in sessions_dir(directory).glob(f"*{SUFFIX}"):
         try:
             out.append(_summary(p))
-        except (JournalError, OSError, ValueError) as exc:
-            log.warning("skipping %s: %s", p, exc)
+        except Exception as exc:
+            out.append(_damaged_summary(p, exc))
     return sorted(out, key=lambda s: s.created_ms, reverse=True)
+
+
+def _damaged_summary(p: Path, exc: BaseException) -> SessionSummary:
+    """A journal that cannot be read, listed as damaged (issue 12)."""
+    if isinstance(exc, RecursionError):
+        why = "JSON nested too deeply to read"
+    elif isinstance(exc, JournalError | OSError):
+        why = str(exc)
+    else:
+        why = f"{type(exc).__name__}: {str(exc)[:200]}"
+    log.warning("damaged journal %s: %s", p, why)
+    try:
+        st = p.stat()
+        mtime, size = st.st_mtime * 1000.0, st.st_size
+    except OSError:
+        mtime, size = 0.0, 0
+    return SessionSummary(session_id=p.stem, name="", path=str(p), created_ms=mtime,
+                          modified_ms=mtime, size_bytes=size, exchange_lines=0, device={},
+                          version=-1, damaged=why)
 
 
 def open_session(session_id: str, directory: Path | str | None = None) -> JournalContents:
@@ -539,7 +574,7 @@ def open_session(session_id: str, directory: Path | str | None = None) -> Journa
 def rename_session(session_id: str, name: str, directory: Path | str | None = None) -> None:
     """Rename by appending a meta line (the journal stays append-only)."""
     p = session_path(session_id, directory)
-    _cut_torn_tail(p)
+    seal_torn_tail(p)
     with open(p, "ab") as f:
         f.write(_dump({"type": REC_META, "name": name, "at_ms": _now_ms()}))
 
@@ -548,95 +583,13 @@ def delete_session(session_id: str, directory: Path | str | None = None) -> None
     p = session_path(session_id, directory)
     p.unlink()
     for bak in p.parent.iterdir():  # migration backups; no glob: ids may hold "[" or "*"
-        if bak.name.startswith(f"{p.stem}.v") and bak.name.endswith(".bak"):
+        if bak.name.startswith((f"{p.stem}.v", f"{p.stem}.torn-")) and bak.name.endswith(
+                ".bak"):
             bak.unlink()
 
 
 # ---------------------------------------------------------------------------------------
-# Redaction and export
-
-DEFAULT_SECRET_KEYS: frozenset[str] = frozenset({"session_token", "resume_token"})
-"""Keys whose values are secrets in every session (CETP v2 §4); users can add more."""
-REDACTED = "[REDACTED]"
-_MIN_SECRET_LEN = 4
-
-
-class Redactor:
-    """Removes secrets from JSON data: values under secret keys, wherever they appear.
-
-    Secrets hide in three places: a typed Bundle entry (`{"t": "String", "v": …}` under the
-    key), a JSON document inside a string (a CETP `data` payload), and free text quoting the
-    value (notes, error messages). So the redactor first collects every secret value, then
-    replaces keyed values and scrubs any remaining occurrence of a collected value.
-    """
-
-    def __init__(self, keys: Iterable[str] = ()) -> None:
-        self.keys = frozenset(DEFAULT_SECRET_KEYS | set(keys))
-        self.secrets: set[str] = set()
-
-    def collect(self, obj: Any) -> None:
-        if isinstance(obj, dict):
-            for k, v in obj.items():
-                if k in self.keys:
-                    self._collect_value(v)
-                self.collect(v)
-        elif isinstance(obj, list):
-            for v in obj:
-                self.collect(v)
-        elif isinstance(obj, str):
-            inner = _json_in_string(obj)
-            if inner is not None:
-                self.collect(inner)
-
-    def _collect_value(self, v: Any) -> None:
-        if isinstance(v, dict) and "t" in v:
-            v = v.get("v")
-        if isinstance(v, str) and len(v) >= _MIN_SECRET_LEN and v != REDACTED:
-            self.secrets.add(v)
-
-    def apply(self, obj: Any) -> Any:
-        if isinstance(obj, dict):
-            out: dict[str, Any] = {}
-            for k, v in obj.items():
-                out[k] = self._hide(v) if k in self.keys else self.apply(v)
-            return out
-        if isinstance(obj, list):
-            return [self.apply(v) for v in obj]
-        if isinstance(obj, str):
-            inner = _json_in_string(obj)
-            if inner is not None:
-                redacted = self.apply(inner)
-                if redacted != inner:  # re-serialise only when something was hidden
-                    obj = json.dumps(redacted, ensure_ascii=False, separators=(",", ":"))
-            for secret in sorted(self.secrets, key=len, reverse=True):
-                if secret in obj:
-                    obj = obj.replace(secret, REDACTED)
-            return obj
-        return obj
-
-    def _hide(self, v: Any) -> Any:
-        if v is None:
-            return None
-        if isinstance(v, dict) and "t" in v:
-            return v if v.get("t") == "null" else {"t": "String", "v": REDACTED}
-        return REDACTED
-
-    def redact(self, obj: Any) -> Any:
-        """Collect then apply on one object (use collect/apply for several)."""
-        self.collect(obj)
-        return self.apply(obj)
-
-
-def _json_in_string(s: str) -> Any:
-    t = s.lstrip()
-    if not t.startswith(("{", "[")):
-        return None
-    try:
-        v = json.loads(s)
-    except ValueError:
-        return None
-    return v if isinstance(v, dict | list) else None
-
+# Export (redaction itself: inspector.session.redaction)
 
 def journal_lines(
     contents: JournalContents,
@@ -673,6 +626,11 @@ def export_session(
     """Write a shareable copy of a session journal; secrets redacted by default."""
     d = Path(dest)
     tmp = d.with_name(d.name + ".tmp")
-    tmp.write_bytes(b"".join(journal_lines(contents, redact=redact, secret_keys=secret_keys)))
+    try:
+        lines = journal_lines(contents, redact=redact, secret_keys=secret_keys)
+    except (RecursionError, ValueError) as exc:  # recorded data too deep to walk safely
+        raise JournalError(f"the session cannot be exported: {str(exc)[:200] or 'too deep'}"
+                           ) from None
+    tmp.write_bytes(b"".join(lines))
     os.replace(tmp, d)
     return d

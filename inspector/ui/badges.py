@@ -7,7 +7,7 @@ from PySide6.QtWidgets import QLabel, QWidget
 
 from inspector.protocol.cetp import Annotations, Confirmation, Effect, Execution, Risk
 from inspector.ui.flow_layout import FlowLayout
-from inspector.ui.text import bound
+from inspector.ui.text import bound, tooltip
 
 Badge = tuple[str, str, str]  # text, role (badge / badge-warn / badge-danger / badge-ok), tooltip
 
@@ -92,7 +92,7 @@ class BadgeRow(QWidget):
             lbl = QLabel(bound(text, 60))
             lbl.setTextFormat(Qt.TextFormat.PlainText)
             lbl.setProperty("role", role)
-            lbl.setToolTip(bound(tip, 300))
+            lbl.setToolTip(tooltip(tip, 300))
             self._lay.addWidget(lbl)
         self._lay.invalidate()
 

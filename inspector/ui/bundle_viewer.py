@@ -42,7 +42,7 @@ from inspector.ui.json_tree import JsonTreeModel
 from inspector.ui.json_view import JsonEditor, mono_font
 from inspector.ui.row_table_model import RowTableModel
 from inspector.ui.sessions_panel import device_text, when
-from inspector.ui.text import PARAGRAPH_LIMIT, bound, pretty_json
+from inspector.ui.text import PARAGRAPH_LIMIT, bound, pretty_json, set_plain
 from inspector.ui.traffic_panel import TrafficPanel
 from inspector.ui.workers import run_in_thread
 
@@ -238,16 +238,23 @@ class BundleViewer(QWidget):
             try:
                 report = await run_in_thread(open_bundle, path)
             except BundleError as exc:
-                self.error = str(exc)
-                self.title.setText("Cannot open the bundle")
-                self.meta.setText(bound(f"{exc}. Check that the file is a CETP Inspector "
-                                        "bug report (.cetpbundle) and was copied whole.", 600))
-                self.failed.emit(str(exc))
+                self._show_failure(str(exc))
                 return
-            self.set_report(report)
+            try:
+                self.set_report(report)
+            except Exception as exc:  # a bundle is someone else's file: say, never go blank
+                self._show_failure(f"{path}: its content cannot be shown "
+                                   f"({type(exc).__name__}: {bound(str(exc), 200)})")
 
         self._task = self.tasks.spawn(go(), "bundle-open")
         return self._task
+
+    def _show_failure(self, message: str) -> None:
+        self.error = message
+        set_plain(self.title, "Cannot open the bundle")
+        set_plain(self.meta, f"{message}. Check that the file is a CETP Inspector bug report "
+                             "(.cetpbundle) and was copied whole.", 800)
+        self.failed.emit(message)
 
     def set_report(self, report: BugReport) -> None:
         """Show an opened bundle."""
@@ -256,15 +263,15 @@ class BundleViewer(QWidget):
         m = report.manifest
         s = report.session
         name = s.name or m.name or s.header.session_id
-        self.title.setText(bound(f"Bug report: {name}", 200))
+        set_plain(self.title, f"Bug report: {name}", 200)
         self.setWindowTitle(bound(f"Bug report — {name}", 120))
-        self.meta.setText(bound(
+        set_plain(self.meta, (
             f"{Path(report.path).name} · created {when(m.created_ms)} by {m.app} · session "
             f"{s.header.session_id} recorded {when(s.header.created_ms)} on "
             f"{device_text(report.device)} · {len(s.exchanges)} exchanges · read-only, "
-            "no phone needed", 800))
+            "no phone needed" + "".join(f"\n⚠ {w}" for w in report.warnings)), 1200)
         if m.redacted:
-            self.secrets.setText(bound("Secrets redacted: " + ", ".join(m.redacted_keys), 400))
+            set_plain(self.secrets, "Secrets redacted: " + ", ".join(m.redacted_keys), 400)
             self.secrets.setProperty("role", "ok")
         else:
             self.secrets.setText("This bundle was exported WITHOUT redaction: it may hold "

@@ -37,7 +37,7 @@ from inspector.ui.badges import BadgeRow, annotation_badges, is_dangerous
 from inspector.ui.json_view import JsonEditor
 from inspector.ui.schema_form import SchemaForm
 from inspector.ui.text import PARAGRAPH_LIMIT, bound, human_bytes
-from inspector.ui.validation import OFF_THREAD_BYTES, Issue, Verdict, validate_text
+from inspector.ui.validation import Issue, Verdict, validate_text
 from inspector.ui.workers import run_in_thread
 
 REQUEST_ID_RULE = (
@@ -264,16 +264,14 @@ class CallComposer(QWidget):
         spawn(self.validate_now(), "composer-validate")
 
     async def validate_now(self) -> Verdict:
-        """Validate the raw text; big documents in a worker thread, newest result wins."""
+        """Validate the raw text in a worker thread (provider schemas are hostile: never on
+        the UI thread, issue 12); the newest result wins."""
         self._generation += 1
         gen = self._generation
         text = self.raw.toPlainText()
         schema = self.target.input_schema if self.target else {"type": "object"}
         limit = self.target.max_request_bytes if self.target else None
-        if len(text) > OFF_THREAD_BYTES:
-            verdict = await run_in_thread(validate_text, text, schema, limit)
-        else:
-            verdict = validate_text(text, schema, limit)
+        verdict = await run_in_thread(validate_text, text, schema, limit)
         if gen == self._generation:
             self._show_verdict(verdict)
         return verdict

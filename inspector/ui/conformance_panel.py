@@ -64,7 +64,7 @@ from inspector.tasks import spawn
 from inspector.ui import theme
 from inspector.ui.badges import BadgeRow, annotation_badges
 from inspector.ui.json_view import mono_font
-from inspector.ui.text import PARAGRAPH_LIMIT, bound, pretty_json
+from inspector.ui.text import PARAGRAPH_LIMIT, bound, pretty_json, tooltip
 
 OnResult = Callable[[CheckResult], None]
 
@@ -251,11 +251,11 @@ class ResultsModel(QStandardItemModel):
         g = self._group(r.section)
         head = _item(f"{r.check_id} — {r.title}")
         head.setData(r, RESULT_ROLE)
-        head.setToolTip(bound(r.title, 300))
+        head.setToolTip(tooltip(r.title, 300))
         out = _item(outcome_label(r.outcome))
         out.setIcon(outcome_icon(r.outcome))
         msg = _item(r.message, 400)
-        msg.setToolTip(bound(r.message, PARAGRAPH_LIMIT, single_line=False))
+        msg.setToolTip(tooltip(r.message, PARAGRAPH_LIMIT))
         g.appendRow([head, out, _item(r.level), msg])
         self._rows[r.check_id] = head
         self._refresh_group(g)
@@ -331,7 +331,7 @@ class PlanModel(QStandardItemModel):
                 flag = _item("MUTATES" if c.mutating else "")
                 if c.mutating:
                     flag.setForeground(QColor(theme.colors(theme.current())["error"]))
-                call.setToolTip(bound(c.note, 300))
+                call.setToolTip(tooltip(c.note, 300))
                 head.appendRow([call, flag, _item(""), _item(""), _item(c.note, 300)])
             self.appendRow(
                 [head, status, _item(it.level), _item(it.section), _item(it.reason, 300)]

@@ -24,7 +24,7 @@ from inspector.ui import theme
 from inspector.ui.composer import CallComposer, ToolTarget
 from inspector.ui.controller import ExtensionCall
 from inspector.ui.json_view import JsonResultView
-from inspector.ui.text import bound
+from inspector.ui.text import bound, tooltip
 
 
 def _label(text: str = "—", role: str = "") -> QLabel:
@@ -106,7 +106,7 @@ class ExtensionView(QWidget):
         for fn in host.functions:
             it = QListWidgetItem(theme.icon("tool"), bound(fn.name, 64))
             it.setData(Qt.ItemDataRole.UserRole, fn.name)
-            it.setToolTip(bound(fn.description, 300))
+            it.setToolTip(tooltip(fn.description, 300))
             self.functions.addItem(it)
         if not host.functions:
             self.functions.addItem("No functions: the manifest could not be read.")

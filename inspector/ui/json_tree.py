@@ -12,7 +12,7 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
 
-from inspector.ui.text import bound
+from inspector.ui.text import bound, tooltip
 
 CHUNK = 500
 COLUMNS = ("Key", "Value", "Type")
@@ -142,8 +142,11 @@ class JsonTreeModel(QAbstractItemModel):
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole):
         if not index.isValid():
             return None
+        if role == Qt.ItemDataRole.ToolTipRole:  # provider data: an escaped tooltip
+            shown = self.data(index, Qt.ItemDataRole.DisplayRole)
+            return tooltip(shown) if isinstance(shown, str) else shown
         node: _Node = index.internalPointer()
-        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+        if role == Qt.ItemDataRole.DisplayRole:
             col = index.column()
             if col == 0:
                 return bound(node.key, 120)

@@ -32,6 +32,11 @@ class JsonEditor(QPlainTextEdit):
     def show_text(self, text: str) -> None:
         set_json_text(self, self.highlighter, text, f"highlight:{id(self):x}")
 
+    def show_plain(self, text: str) -> None:
+        """Text that is not JSON (unverified bytes, a hex dump): shown without colours."""
+        self.highlighter.enabled = False
+        self.setPlainText(text)
+
     def show_value(self, value: Any) -> None:
         self.show_text(pretty_json(value))
 

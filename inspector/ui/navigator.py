@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QPushButton, QTreeView, QV
 from inspector.protocol.discovery import CetpDeclaration, Discovery, ExtensionDeclaration
 from inspector.session.devices import DeviceInfo
 from inspector.ui import theme
-from inspector.ui.text import bound
+from inspector.ui.text import bound, tooltip
 
 
 class Role(IntEnum):
@@ -107,7 +107,7 @@ class NavigatorModel(QStandardItemModel):
             badge.setData(None, Qt.ItemDataRole.ForegroundRole)
             return
         what = d.message or f"the device is {d.state}: reconnect it or restart adb"
-        tip = bound(f"{d.state}: {what}", 1500, single_line=False)
+        tip = tooltip(f"{d.state}: {what}", 1500)
         for it in (item, badge):
             it.setToolTip(tip)
         badge.setForeground(theme.color("warn"))
@@ -143,11 +143,7 @@ class NavigatorModel(QStandardItemModel):
                 "provider",
             )
             row[0].setToolTip(
-                bound(
-                    f"{decl.package}\nauthority: {decl.authority}\n" + "\n".join(warns),
-                    1500,
-                    single_line=False,
-                )
+                tooltip(f"{decl.package}\nauthority: {decl.authority}\n" + "\n".join(warns), 1500)
             )
             row[0].setData(stack_badge(decl), Role.BADGE_BASE)
             row[0].setData(len(warns), Role.MANIFEST_WARNINGS)
@@ -162,9 +158,7 @@ class NavigatorModel(QStandardItemModel):
                 + (f"  ⚠ {len(warns)}" if warns else "")
             )
             row = self._row(ext.name or ext.id, badge, "extension", serial, ext.id, "extension")
-            row[0].setToolTip(
-                bound(f"{ext.package}\nid: {ext.id}\n" + "\n".join(warns), 1500, single_line=False)
-            )
+            row[0].setToolTip(tooltip(f"{ext.package}\nid: {ext.id}\n" + "\n".join(warns), 1500))
             parent.appendRow(row)
 
 
@@ -194,7 +188,7 @@ def add_finding_warnings(model: NavigatorModel, serial: str, key: str, messages:
     badge.setText(base + (f"  ⚠ {total}" if total else ""))
     if total:
         badge.setForeground(theme.color("warn"))
-        badge.setToolTip(bound("\n".join(messages), 3000, single_line=False))
+        badge.setToolTip(tooltip("\n".join(messages), 3000))
 
 
 class NavigatorFilter(QSortFilterProxyModel):

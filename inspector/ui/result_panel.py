@@ -27,9 +27,10 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.consumer.execution import ExecState, Execution
+from inspector.consumer.large_results import FileVerdict
 from inspector.ui import theme
 from inspector.ui.json_view import JsonResultView
-from inspector.ui.text import bound, human_bytes, mask_secret, pretty_json
+from inspector.ui.text import bound, human_bytes, mask_secret, pretty_json, tooltip
 
 _STATE_TEXT = {
     ExecState.NEW: ("Not sent yet", "muted"),
@@ -265,9 +266,7 @@ class ResultPanel(QWidget):
         elif ex.file_verdict is not None and ex.file_verdict.preview:
             self.value_view.setCurrentIndex(0)
             self.value_view.tree_model.set_value(None)
-            self.value_view.text.show_text(
-                bound(ex.file_verdict.preview, 64_000, single_line=False)
-            )
+            self.value_view.text.show_plain(unverified_text(ex.file_verdict))
         else:
             self.value_view.clear()
 
@@ -325,7 +324,7 @@ class ResultPanel(QWidget):
                 else "mutability unknown"
             )
             target = f"PendingIntent from {bound(r.creator_package or '?', 80)}\n{mut}"
-            self.conf_target.setToolTip(f"handle {bound(r.id, 80)}")
+            self.conf_target.setToolTip(tooltip(f"handle {bound(r.id, 80)}"))
         self.conf_target.setText(target or "PendingIntent")
         self.conf_token.setText(mask_secret(ex.resume_token))
         states = {
@@ -362,13 +361,8 @@ class ResultPanel(QWidget):
             for col, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
-                item.setToolTip(
-                    bound(
-                        f"{c.message}\ncomputed: {c.computed}\ndeclared: {c.declared}",
-                        600,
-                        single_line=False,
-                    )
-                )
+                item.setToolTip(tooltip(
+                    f"{c.message}\ncomputed: {c.computed}\ndeclared: {c.declared}", 600))
                 if col == 1:
                     item.setForeground(
                         theme.color(
@@ -413,3 +407,14 @@ class ResultPanel(QWidget):
     def _retry_clicked(self) -> None:
         if self.execution is not None:
             self.retryRequested.emit(self.execution.request_id)
+
+
+def unverified_text(v: FileVerdict) -> str:
+    """A file result's bytes as shown: verified → the text preview; unverified (size or
+    SHA-256 failed) → labelled hex dump plus text, never a parsed value (issue 12)."""
+    text = bound(v.preview, 64_000, single_line=False)
+    if v.verified:
+        return text
+    return ("UNVERIFIED BYTES — the size/SHA-256 check failed, so the content is not "
+            "interpreted. First bytes:\n\n" + v.preview_hex + "\n\nAs text (lossy):\n"
+            + bound(v.preview, 16_000, single_line=False))

@@ -13,6 +13,8 @@ from typing import Any, Generic, TypeVar
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtWidgets import QWidget
 
+from inspector.ui.text import plain_tooltip
+
 Index = QModelIndex | QPersistentModelIndex
 T = TypeVar("T")
 
@@ -61,7 +63,10 @@ class RowTableModel(QAbstractTableModel, Generic[T]):
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or not 0 <= index.row() < len(self._rows):
             return None
-        return self.row_data(self._rows[index.row()], index, role)
+        value = self.row_data(self._rows[index.row()], index, role)
+        if role == Qt.ItemDataRole.ToolTipRole and isinstance(value, str):
+            return plain_tooltip(value)  # rows hold provider text: never rich (issue 12)
+        return value
 
     def row_data(self, row: T, index: Index, role: int) -> Any:
         """The value for one cell of `row` (override)."""

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.ui.text import bound
+from inspector.ui.text import bound, tooltip
 
 MAX_DEPTH = 8
 MAX_FORM_ITEMS = 200  # longer arrays stay in the raw editor only
@@ -282,7 +282,7 @@ class RawField(SchemaField):
         self.edit.setPlaceholderText("JSON value")
         self.note = note
         if note:
-            self.edit.setToolTip(note)
+            self.edit.setToolTip(tooltip(note))
         lay.addWidget(self.edit)
         self.edit.textChanged.connect(self.changed)
 

@@ -64,7 +64,7 @@ from inspector.session.journal import (
 from inspector.ui import theme
 from inspector.ui.conformance_panel import WidgetTasks
 from inspector.ui.row_table_model import RowTableModel
-from inspector.ui.text import bound, human_bytes
+from inspector.ui.text import bound, human_bytes, tooltip
 from inspector.ui.workers import run_in_thread
 
 _Index = QModelIndex | QPersistentModelIndex
@@ -100,6 +100,9 @@ class SessionsModel(RowTableModel[SessionSummary]):
     def row_data(self, s: SessionSummary, index: _Index, role: int) -> Any:
         col = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
+            if s.damaged:  # listed so one bad journal hides nothing (issue 12)
+                return (f"⚠ damaged: {bound(s.session_id, 60)}", when(s.created_ms), "—", "—",
+                        human_bytes(s.size_bytes))[col]
             return (
                 bound(s.name or "(unnamed)", NAME_LIMIT),
                 when(s.created_ms),
@@ -108,9 +111,10 @@ class SessionsModel(RowTableModel[SessionSummary]):
                 human_bytes(s.size_bytes),
             )[col]
         if role == Qt.ItemDataRole.ToolTipRole:
-            return bound(f"{s.name or '(unnamed)'}\nid {s.session_id}\n{s.path}\n"
-                         f"modified {when(s.modified_ms)} · format v{s.version}", 1000,
-                         single_line=False)
+            if s.damaged:
+                return tooltip(f"This journal cannot be read: {s.damaged}\n{s.path}", 1000)
+            return tooltip(f"{s.name or '(unnamed)'}\nid {s.session_id}\n{s.path}\n"
+                           f"modified {when(s.modified_ms)} · format v{s.version}", 1000)
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (3, 4):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == SUMMARY_ROLE:

@@ -1,12 +1,23 @@
-"""Bounding untrusted provider text before it reaches a widget.
+"""Bounding untrusted provider text before it reaches a widget — the one plain-text path.
 
 Provider names, descriptions, errors and results may be huge or hostile. Widgets only ever
 show plain text, and only a bounded amount of it, so a 10 MB description cannot freeze a
 label and control characters cannot garble the layout.
+
+Qt guesses: a QLabel in its default AutoText format, a tooltip and an item's ToolTipRole
+render anything `Qt.mightBeRichText` likes as HTML — a provider's `<img width=40000
+height=40000>` cost 6.2 GB per hover, an `<a href>` became a link (issue 12). So every
+provider-derived string goes through one of:
+
+- `set_plain(label, text)`: a label (or any widget with setTextFormat) fixed to PlainText;
+- `tooltip(text)`: an escaped paragraph — rich text Qt renders literally, never as markup;
+  use it for setToolTip and for ToolTipRole of item models;
+- `status_text(text)`: one bounded line for QStatusBar.showMessage.
 """
 
 from __future__ import annotations
 
+import html
 import json
 from typing import Any
 
@@ -59,3 +70,41 @@ def mask_secret(secret: str | None, keep: int = 4) -> str:
     if len(secret) <= keep * 2:
         return "•" * len(secret)
     return f"{secret[:keep]}{'•' * 8}{secret[-keep:]}  ({len(secret)} chars)"
+
+
+_TOOLTIP_HEAD = "<p style='white-space:pre-wrap'>"
+
+
+class Tooltip(str):
+    """A tooltip built by `tooltip()` (so already escaped): the type, not the text, says
+    so — a provider string that merely looks like one is still escaped."""
+
+    __slots__ = ()
+
+
+def tooltip(text: object, limit: int = PARAGRAPH_LIMIT) -> str:
+    """A tooltip Qt can never take for markup: the bounded text, HTML-escaped, inside a
+    pre-wrap paragraph (newlines kept). Empty text gives "" (no tooltip)."""
+    body = bound(text, limit, single_line=False)
+    if not body:
+        return ""
+    return Tooltip(_TOOLTIP_HEAD + html.escape(body, quote=False) + "</p>")
+
+
+def plain_tooltip(text: str) -> str:
+    """`tooltip(text)` unless `text` already is one (models that build their own)."""
+    return text if isinstance(text, Tooltip) or not text else tooltip(text)
+
+
+def status_text(text: object, limit: int = 300) -> str:
+    """One bounded plain line for the status bar (QStatusBar paints it as text)."""
+    return bound(text, limit)
+
+
+def set_plain(widget: Any, text: object, limit: int = PARAGRAPH_LIMIT, *,
+              single_line: bool = False) -> None:
+    """Show `text` in a QLabel-like widget as plain text (never AutoText/RichText)."""
+    from PySide6.QtCore import Qt
+
+    widget.setTextFormat(Qt.TextFormat.PlainText)
+    widget.setText(bound(text, limit, single_line=single_line))

@@ -24,7 +24,7 @@ from inspector.protocol.cetp import ToolDescriptor, ToolList, V1ToolList
 from inspector.ui import theme
 from inspector.ui.badges import BadgeRow, annotation_badges
 from inspector.ui.json_view import JsonEditor
-from inspector.ui.text import PARAGRAPH_LIMIT, bound
+from inspector.ui.text import PARAGRAPH_LIMIT, bound, set_plain, tooltip
 
 
 def _badge_text(t: ToolDescriptor) -> str:
@@ -147,11 +147,9 @@ class ToolsPanel(QWidget):
         self.tools = tools
         self.v1_tools = v1
         self.list.clear()
-        self.revision.setText(
-            f"revision {bound(tools.revision, 60)} · {len(tools.tools)} tools"
-            if tools
-            else "revision —"
-        )
+        set_plain(self.revision,
+                  f"revision {bound(tools.revision, 60)} · {len(tools.tools)} tools"
+                  if tools else "revision —", single_line=True)
         shown = diff if diff is not None and (diff.revision_changed or diff.tools_changed) else None
         notes = diff_lines(shown) if shown is not None else []
         for msg in invalid or []:
@@ -171,7 +169,7 @@ class ToolsPanel(QWidget):
             tip = t.title or t.description
             if t.name in changed:
                 tip += "\nchanged: " + ", ".join(changed[t.name])
-            it.setToolTip(0, bound(tip, 300))
+            it.setToolTip(0, tooltip(tip, 300))
             it.setIcon(0, theme.icon("tool"))
             if mark:
                 it.setForeground(0, theme.color("accent"))

@@ -25,7 +25,7 @@ from PySide6.QtCore import (
 
 from inspector.protocol.exchange import Exchange, ExchangeStatus
 from inspector.ui import theme
-from inspector.ui.text import bound, human_bytes
+from inspector.ui.text import bound, human_bytes, tooltip
 from inspector.ui.workers import run_in_thread
 
 COLUMNS = (
@@ -189,7 +189,7 @@ class TrafficModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (0, 7, 8, 9):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ToolTipRole and col == 6 and ex.error_message:
-            return bound(f"{ex.error_code}: {ex.error_message}", 300)
+            return tooltip(f"{ex.error_code}: {ex.error_message}", 300)
         if role == Qt.ItemDataRole.UserRole:
             return ex.id
         return None

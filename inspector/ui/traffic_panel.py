@@ -23,16 +23,27 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.protocol.exchange import Exchange
+from inspector.session.redaction import masked
 from inspector.tasks import spawn
 from inspector.ui import theme
 from inspector.ui.json_view import JsonEditor
 from inspector.ui.provider_logs_view import describe_logs
-from inspector.ui.text import bound, human_bytes, pretty_json
+from inspector.ui.text import bound, human_bytes, mask_secret, pretty_json
 from inspector.ui.traffic_model import TrafficModel
 
 
-def describe(ex: Exchange) -> str:
-    """The detail pane's text for one exchange (plain text, bounded)."""
+def masked_exchange(ex: Exchange) -> Exchange:
+    """A copy of `ex` whose session/resume tokens are masked where the protocol carries
+    them (structural, as bug-report redaction): what screenshots and pasted logs show."""
+    doc = masked(ex.model_dump(mode="json"), mask_secret)
+    return Exchange.model_validate(doc)
+
+
+def describe(ex: Exchange, *, reveal: bool = False) -> str:
+    """The detail pane's text for one exchange (plain text, bounded); tokens masked
+    unless `reveal`."""
+    if not reveal:
+        ex = masked_exchange(ex)
     dur = ex.duration_ms
     head = [
         f"// {ex.kind.value} {bound(ex.method, 80)} → {bound(ex.target, 120)}",
@@ -86,6 +97,13 @@ class TrafficPanel(QWidget):
         self.count = QLabel("0 exchanges")
         self.count.setProperty("role", "muted")
         bar.addWidget(self.count)
+        self.reveal = QPushButton(theme.icon("eye"), "Reveal tokens")
+        self.reveal.setObjectName("trafficRevealTokens")
+        self.reveal.setCheckable(True)
+        self.reveal.setToolTip("Session and resume tokens are masked in the detail and the "
+                               "text export; reveal them here (they will show in "
+                               "screenshots and pasted logs)")
+        bar.addWidget(self.reveal)
         self.clear_button = QPushButton(theme.icon("clear"), "Clear")
         self.clear_button.setToolTip("Clear the traffic log (the session journal keeps it)")
         bar.addWidget(self.clear_button)
@@ -129,6 +147,8 @@ class TrafficPanel(QWidget):
         self.model.filterApplied.connect(lambda *_: self._update_count())
         self._follow = True
         self.model.rowsInserted.connect(self._autoscroll)
+        self._shown: Exchange | None = None
+        self.reveal.toggled.connect(self._reveal_toggled)
 
     def _run_filter(self) -> None:
         spawn(self.model.set_filter_async(self.filter.text()), "traffic-filter")
@@ -155,7 +175,13 @@ class TrafficPanel(QWidget):
             self.exchangeSelected.emit(ex.id)
 
     def show_exchange(self, ex: Exchange) -> None:
-        self.detail.show_text(describe(ex))
+        self._shown = ex
+        self.detail.show_text(describe(ex, reveal=self.reveal.isChecked()))
+
+    def _reveal_toggled(self, on: bool) -> None:
+        self.reveal.setText("Hide tokens" if on else "Reveal tokens")
+        if self._shown is not None:
+            self.show_exchange(self._shown)
 
     def select_exchange(self, exchange_id: str) -> bool:
         row = self.model.row_of(exchange_id)
@@ -165,11 +191,15 @@ class TrafficPanel(QWidget):
         self.table.scrollTo(self.model.index(row, 0))
         return True
 
-    def export_text(self) -> str:
-        """The visible rows as JSON lines (for copy / bug reports)."""
+    def export_text(self, *, reveal: bool | None = None) -> str:
+        """The visible rows as JSON lines (for copy / bug reports); tokens masked unless
+        revealed (the panel's Reveal button, or `reveal=True`)."""
+        show = self.reveal.isChecked() if reveal is None else reveal
         out = []
         for r in range(self.model.rowCount()):
             ex = self.model.exchange_at(r)
             if ex is not None:
-                out.append(json.dumps(ex.model_dump(mode="json"), ensure_ascii=False))
+                doc = ex.model_dump(mode="json")
+                out.append(json.dumps(doc if show else masked(doc, mask_secret),
+                                      ensure_ascii=False))
         return "\n".join(out)

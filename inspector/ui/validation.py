@@ -1,8 +1,9 @@
-"""Live argument checks for the call composer (pure Python; runs off the UI thread when big).
+"""Live argument checks for the call composer (pure Python; always run off the UI thread).
 
-Validates a JSON document against a tool's input schema with jsonschema, listing every
-error with the JSON pointer where it happened. Schemas are untrusted: the registry refuses
-to retrieve anything, so a `$ref` can only reach fragments of the same document.
+Validates a JSON document against a tool's input schema, listing every error with the JSON
+pointer where it happened. Schemas are untrusted: `inspector.protocol.schema.validate` never
+retrieves anything (a `$ref` only reaches fragments of the same document), runs regexes on
+RE2 and stops at its cost budget with a "schema too costly to validate" issue.
 """
 
 from __future__ import annotations
@@ -10,16 +11,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import jsonschema
-from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel
-from referencing import Registry
-from referencing.exceptions import NoSuchResource, Unresolvable
 
+from inspector.protocol import schema as proto_schema
+from inspector.protocol.schema_worker import validate_isolated
 from inspector.ui.text import bound
 
 MAX_ERRORS = 200
-OFF_THREAD_BYTES = 64 * 1024  # documents bigger than this validate in a worker thread
+OFF_THREAD_BYTES = 64 * 1024  # a "big" document (every document validates off the UI thread)
 
 
 class Issue(BaseModel):
@@ -40,11 +39,10 @@ class Verdict(BaseModel):
         return not self.issues
 
 
-def _no_retrieve(uri: str) -> Any:
-    raise NoSuchResource(ref=uri)
-
-
-_REGISTRY: Registry = Registry(retrieve=_no_retrieve)  # type: ignore[call-arg]
+#: Messages of `proto_schema.validate` meaning the schema itself cannot be applied.
+_SCHEMA_BROKEN = ("schema is invalid", "schema cannot be", "schema recursion",
+                  "unresolvable reference", proto_schema.TOO_COSTLY,
+                  proto_schema.PATTERN_UNSUPPORTED)
 
 
 def pointer(path: Any) -> str:
@@ -85,37 +83,23 @@ def validate_text(text: str, schema: Any, max_bytes: int | None = None) -> Verdi
 
 
 def validate_value(value: Any, schema: Any) -> list[Issue]:
+    """Every error of `value`, through the bounded validator (RE2 regexes, step budget) in
+    the validation worker process: a hostile schema gives one "schema-invalid" issue saying
+    why, never a long walk. Blocks: call it from a worker thread."""
     if not isinstance(schema, dict | bool):
         return [
             Issue(pointer="", kind="schema-invalid", message="the input schema is not an object")
         ]
-    try:
-        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-        cls.check_schema(schema)
-        validator = cls(schema, registry=_REGISTRY, format_checker=cls.FORMAT_CHECKER)
-        out: list[Issue] = []
-        for err in validator.iter_errors(value):
-            out.append(Issue(pointer=pointer(err.absolute_path), message=bound(err.message, 300)))
-            if len(out) >= MAX_ERRORS:
-                break
-        out.sort(key=lambda i: i.pointer)
-        return out
-    except SchemaError as exc:
-        return [
-            Issue(
-                pointer=pointer(exc.absolute_path),
-                kind="schema-invalid",
-                message=f"the tool's input schema is invalid: {bound(exc.message, 200)}",
-            )
-        ]
-    except Unresolvable as exc:
-        return [
-            Issue(
-                pointer="",
-                kind="schema-invalid",
-                message=f"the schema has a $ref that cannot be resolved inside the "
-                f"document ({bound(str(exc), 120)}); external references are never fetched",
-            )
-        ]
-    except RecursionError:
-        return [Issue(pointer="", kind="schema-invalid", message="the schema recurses too deeply")]
+    dialect = schema.get("$schema") if isinstance(schema, dict) else None
+    errors = validate_isolated(value, schema, dialect if isinstance(dialect, str) else None,
+                               MAX_ERRORS, formats=True)
+    out: list[Issue] = []
+    for ptr, msg in errors:
+        if ptr == "" and msg.startswith(_SCHEMA_BROKEN):
+            out.append(Issue(pointer="", kind="schema-invalid",
+                             message=f"the tool's input schema cannot be applied: "
+                                     f"{bound(msg, 300)}"))
+        else:
+            out.append(Issue(pointer=ptr or "/", message=bound(msg, 300)))
+    out.sort(key=lambda i: i.pointer)
+    return out

@@ -126,7 +126,9 @@ def test_unreadable_journals_say_why(tmp_path: Path) -> None:
     bad.write_text('{"format": "cetp-inspector-journal", "version": 99}\n')
     with pytest.raises(JournalError, match="newer than this inspector"):
         read_journal(bad)
-    assert list_sessions(tmp_path) == []
+    listed = list_sessions(tmp_path)  # listed as damaged, not hidden (issue 12)
+    assert [(s.session_id, s.exchange_count) for s in listed] == [("x", 0)]
+    assert "not supported" in (listed[0].damaged or "")
 
 
 _WRITER = textwrap.dedent(
@@ -179,15 +181,21 @@ def test_kill_mid_session_keeps_every_finished_exchange(tmp_path: Path) -> None:
         assert e.request["v"]["n"] == {"t": "int", "v": n}
         assert e.response == {"t": "Bundle", "v": {"n": {"t": "int", "v": n}}}
     assert contents.damaged_lines <= 1
-    # a torn tail is cut before appending, so the journal stays readable after a restart
+    # a torn tail is sealed (never cut: journals are append-only) and kept aside, so the
+    # journal stays readable after a restart and nothing written is lost
     with open(path, "ab") as f:
         f.write(b'{"type":"exchange","exchange":{"id":"torn')
+    before = path.read_bytes()
     w = JournalWriter.reopen(path)
     w.rename("after the crash")
     w.close()
+    assert w.torn is not None and w.torn.kept_in is not None
+    assert Path(w.torn.kept_in).read_bytes().endswith(b'{"id":"torn')
+    assert path.read_bytes().startswith(before)  # every byte still there
     again = read_journal(path)
-    assert again.damaged_lines == 0 and again.name == "after the crash"
+    assert again.damaged_lines == 1 and again.name == "after the crash"
     assert len(again.exchanges) == len(contents.exchanges)
+    assert again.latest("journal_repair")["kept_in"] == w.torn.kept_in
 
 
 def test_redactor_finds_secrets_in_typed_values_json_strings_and_text() -> None:

@@ -143,7 +143,9 @@ def test_errors_are_reported(qtbot, qloop, tmp_path) -> None:
     d.mkdir()
     (d / "broken.jsonl").write_text("not a journal\n")
     panel = _panel(qtbot, d)
-    assert panel.model.rowCount() == 0 and "No recorded sessions yet" in panel.status.text()
+    assert panel.model.rowCount() == 1  # listed as damaged (issue 12), not hidden
+    assert panel.model.summary(0).damaged
+    (d / "broken.jsonl").unlink()
     # a journal that vanishes between listing and opening
     w = JournalWriter.create(name="gone", directory=d)
     w.close()

@@ -261,7 +261,8 @@ def test_operation_survives_a_reconnect(harness: Harness):
     ex = harness.execution(rid)
     assert ex.state == ExecState.SUCCEEDED, ex.message
     assert ex.request_id == rid and ops.model.rows[0].state == "succeeded"
-    assert "ACME" in ops.result.text.toPlainText()
+    # shown once its output is checked against output_schema (off the UI thread, issue 12)
+    harness.wait(lambda: "ACME" in ops.result.text.toPlainText())
 
 
 def test_package_removed_on_the_device_refreshes_the_tree(harness: Harness):
