@@ -29,12 +29,13 @@ class _Recorder:
         self._notify = notify
         self.installed: list[str] = []
 
-    def install(self, app: object) -> None:
+    def install(self, app: object, *, stopped: bool | None = None) -> None:
+        """`stopped=False` installs an app that counts as used before (rule stopped_state)."""
         from inspector.virtual.app import VirtualApp
 
         if not isinstance(app, VirtualApp):
             raise PluginError(f"install() needs a VirtualApp, got {type(app).__name__}")
-        self._device.install(app, notify=self._notify)
+        self._device.install(app, notify=self._notify, stopped=stopped)
         self.installed.append(app.package)
 
     def __getattr__(self, name: str) -> object:

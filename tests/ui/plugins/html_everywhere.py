@@ -62,4 +62,6 @@ class HtmlExtension(DiceExtension):
 
 def register(device):
     device.install(HtmlProvider())
-    device.install(HtmlExtension())
+    # loaded into a running device: a fresh install is stopped and its broadcast bridge would
+    # never be reached (rule stopped_package_broadcast); this plugin tests text, not that
+    device.install(HtmlExtension(), stopped=False)
