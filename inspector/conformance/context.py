@@ -406,14 +406,16 @@ class RunContext:
     async def v2(self, method: str, *, request_id: str | None = None,
                  token: str | None = None, more: dict[str, Any] | None = None,
                  timeout_ms: int | None = None, tool: str | None = None,
-                 renegotiate: bool = True) -> CallResult:
+                 renegotiate: bool = True, deadline_at_ms: int | None = None) -> CallResult:
         """A v2 call with the common envelope; re-negotiates once on NEGOTIATION_REQUIRED
-        when it used the main session (same request_id)."""
+        when it used the main session (same request_id). `deadline_at_ms` overrides the
+        deadline (the expired-deadline check sends one in the past)."""
         rid = request_id or cetp.new_request_id()
         own = token is None
         tok = token if token is not None else await self.ensure_token()
         for attempt in (1, 2):
-            extras = cetp.v2_extras(tok, rid, self.deadline(), **(more or {}))
+            deadline = self.deadline() if deadline_at_ms is None else deadline_at_ms
+            extras = cetp.v2_extras(tok, rid, deadline, **(more or {}))
             r = await self.raw(method, extras, request_id=rid, tool=tool, timeout_ms=timeout_ms)
             err = r.reply.error if r.reply is not None else None
             if (attempt == 1 and own and renegotiate and err is not None
@@ -426,7 +428,8 @@ class RunContext:
     async def execute(self, tool: str, args: Any, *, request_id: str | None = None,
                       resume_token: str | None = None, token: str | None = None,
                       more: dict[str, Any] | None = None, timeout_ms: int | None = None,
-                      safety: bool = True, renegotiate: bool = True) -> CallResult:
+                      safety: bool = True, renegotiate: bool = True,
+                      deadline_at_ms: int | None = None) -> CallResult:
         """execute_tool — refused (NeedsSetup) for a tool the user has not allowed."""
         if safety:
             self.guard(tool)
@@ -435,7 +438,8 @@ class RunContext:
             m["resume_token"] = resume_token
         m.update(more or {})
         return await self.v2(cetp.EXECUTE_TOOL, request_id=request_id, token=token, more=m,
-                             timeout_ms=timeout_ms, tool=tool, renegotiate=renegotiate)
+                             timeout_ms=timeout_ms, tool=tool, renegotiate=renegotiate,
+                             deadline_at_ms=deadline_at_ms)
 
     async def get_operation(self, operation_id: str, request_id: str, *,
                             token: str | None = None) -> tuple[CallResult,

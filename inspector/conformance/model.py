@@ -45,6 +45,7 @@ class Category(StrEnum):
     UNTRUSTED = "untrusted"
     V1 = "v1"
     CALLERS = "callers"
+    ENFORCEMENT = "enforcement"  # deadlines, scopes, read tools, what was advertised
 
 
 # --------------------------------------------------------------------------------------
@@ -106,8 +107,13 @@ class ConformanceSetup(BaseModel):
     confirmation_alt_args: Any = None
     #: a call the provider answers with `accepted` and that runs long enough to cancel
     async_call: Scenario | None = None
-    #: a read whose result exceeds max_inline_result_bytes (large-result checks)
+    #: a read whose result exceeds max_inline_result_bytes (large-result checks); when its
+    #: tool takes an integer size argument (`bytes`, `size`, `size_bytes`) the suite also
+    #: sweeps the boundaries with it (`large.size_sweep`)
     large_result: ToolCall | None = None
+    #: a call needing a scope a fresh app has not been granted (`scopes.enforced`: the
+    #: second caller makes it and must get AUTH_REQUIRED / PERMISSION_DENIED, no effect)
+    ungranted: Scenario | None = None
     #: how confirmations are answered: "auto" through the relay (virtual device), "human"
     #: by a person on the phone (the front end prompts), "none" (checks need setup)
     confirmations: ConfirmationMode = "auto"
