@@ -29,6 +29,55 @@ def _setup(path: str | None) -> Any:
             from None
 
 
+def _coverage(ctx: Ctx) -> int:
+    """`--coverage`: the requirement matrix's figure (no device needed)."""
+    from inspector.conformance.requirements import REQUIREMENTS, coverage
+
+    cov = coverage()
+    if ctx.json:
+        doc = ctx.base_doc(True)
+        doc["coverage"] = {"musts": cov.musts, "musts_checked": cov.musts_checked,
+                           "must_percent": round(cov.must_percent, 1),
+                           "shoulds": cov.shoulds, "shoulds_checked": cov.shoulds_checked,
+                           "unobservable": list(cov.unobservable),
+                           "requirements": len(REQUIREMENTS)}
+        print_json(doc, ctx.out)
+    else:
+        line(cov.text(), ctx.out)
+    return ExitCode.OK
+
+
+def _reference(package: str, setup: Any, ttl_ms: int | None) -> Any:
+    """The preset scenarios for a reference provider, with the file's fields on top."""
+    from inspector.conformance.presets import reference_setup
+
+    ref = reference_setup(package, confirmation_ttl_ms=ttl_ms)
+    if ref is None:
+        raise InspectorError("BAD_SETUP", f"there is no reference setup for {package}",
+                             hint="--reference-setup knows com.example.pricealerts; write a "
+                             "--setup FILE for other providers (docs/conformance.md)",
+                             exit_code=ExitCode.USAGE)
+    doc = ref.model_dump(mode="json", exclude_none=True)
+    doc.update(setup or {})
+    return doc
+
+
+def _short_confirmations(session: Any, package: str, ttl_ms: int) -> None:
+    """On the in-process virtual device, give the provider this confirmation lifetime, so
+    confirmation.expired_token waits `ttl_ms` rather than the stock 300 s."""
+    from inspector.virtual.callers import virtual_device_of
+
+    if not 0 < ttl_ms <= 120_000:
+        raise InspectorError("USAGE", f"--confirmation-ttl-ms must be 1…120000, got {ttl_ms}",
+                             exit_code=ExitCode.USAGE)
+    device = virtual_device_of(session)
+    if device is None:
+        return  # a phone: the value only tells the suite the provider's lifetime
+    app = device.apps.get(package)
+    if app is not None and hasattr(app, "confirmation_ttl_ms"):
+        app.confirmation_ttl_ms = ttl_ms
+
+
 async def cmd_conformance(ctx: Ctx) -> int:
     from inspector.conformance.junit import write_junit
     from inspector.conformance.runner import (
@@ -40,12 +89,25 @@ async def cmd_conformance(ctx: Ctx) -> int:
     from inspector.virtual.callers import second_caller_connector
 
     a = ctx.args
+    if a.coverage:
+        return _coverage(ctx)
+    if not a.provider:
+        raise InspectorError("USAGE", "conformance needs a PROVIDER (package, provider_id or "
+                             "authority)", hint="cetp-inspector providers lists them",
+                             exit_code=ExitCode.USAGE)
     session = await ctx.open_session()
     decl = session.find_provider(a.provider)
+    setup = _setup(a.setup)
+    if a.reference_setup:
+        setup = _reference(decl.package, setup, a.confirmation_ttl_ms)
+    elif a.confirmation_ttl_ms is not None:
+        setup = {**(setup or {}), "resume_token_ttl_ms": a.confirmation_ttl_ms}
+    if a.confirmation_ttl_ms is not None:
+        _short_confirmations(session, decl.package, a.confirmation_ttl_ms)
     kwargs: dict[str, Any] = {
         # the in-process virtual device can act as another app (caller.* checks); else None
         "second_caller": second_caller_connector(session),
-        "setup": _setup(a.setup),
+        "setup": setup,
         "allow_mutations": split_list(a.allow_mutations) or None,
         "select": split_list(a.select),
         "skip": split_list(a.skip),
@@ -98,8 +160,7 @@ async def cmd_conformance(ctx: Ctx) -> int:
         full["report"] = doc
         if not report.passed:
             full["error"] = {"code": "NOT_CONFORMANT",
-                             "message": f"{len(report.summary.must_not_passed)} MUST check(s) "
-                             "did not pass", "retryable": False,
+                             "message": report.verdict(), "retryable": False,
                              "hint": ", ".join(report.summary.must_not_passed[:20]),
                              "details": None}
         print_json(full, ctx.out)

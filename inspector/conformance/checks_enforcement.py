@@ -390,7 +390,7 @@ async def _identity(ctx: RunContext) -> dict[str, Any]:
         out["provider_id"] = out["scopes"] = None
     try:
         tl = cetp.parse_tool_list(tools.reply.decoded) if tools.reply else None
-        out["tools"] = sorted(t.name for t in tl.tools) if tl else None
+        out["tools"] = {t.name: f"{t.title}|{t.description}" for t in tl.tools} if tl else None
     except cetp.ProtocolViolation:
         out["tools"] = None
     return out
@@ -406,12 +406,22 @@ def _restart_plan(ctx: RunContext) -> PlanDecision:
         PlannedCall(method="negotiate, get_provider_info, list_tools", note="after")))
 
 
+def _renamed(a: dict[str, str] | None, b: dict[str, str] | None) -> dict[str, str]:
+    """Tools that came back under another name (same title and description). A tool that
+    merely appears or disappears is a tool-set change (tools.revision_changes judges it)."""
+    if not a or not b:
+        return {}
+    gone = {v: k for k, v in a.items() if k not in b}
+    return {gone[v]: k for k, v in b.items() if k not in a and v in gone}
+
+
 @check("provider.stable_across_restart", "identity, tool and scope names survive a restart",
        "§3.1", "MUST", D, plan=_restart_plan)
 async def stable_across_restart(ctx: RunContext) -> Verdict:
-    """provider_id, the tool names and the scope names are read, the provider app is
-    force-stopped, and they are read again: all must be the same (routing uses
-    (provider_id, tool_name) and grants use scope names)."""
+    """provider_id, the tools and the scope names are read, the provider app is
+    force-stopped, and they are read again: provider_id and scope names must be the same
+    and no tool may come back under another name (routing uses (provider_id, tool_name),
+    grants use scope names)."""
     why = ctx.restart_problem()
     if why is not None:
         raise NeedsSetup(why)
@@ -420,8 +430,12 @@ async def stable_across_restart(ctx: RunContext) -> Verdict:
     after = await _identity(ctx)
     ctx.token = None  # the main session died with the process
     changed = {k: {"before": before[k], "after": after[k]} for k in before
-               if before[k] != after[k]}
-    obs = {"before": before, "after": after}
+               if k != "tools" and before[k] != after[k]}
+    renamed = _renamed(before.get("tools"), after.get("tools"))
+    if renamed:
+        changed["tool names"] = {"before": list(renamed), "after": list(renamed.values())}
+    obs = {"before": {**before, "tools": sorted(before.get("tools") or [])},
+           "after": {**after, "tools": sorted(after.get("tools") or [])}}
     if changed:
         return failed("changed across a provider restart: " + "; ".join(
             f"{k} {v['before']} → {v['after']}" for k, v in changed.items())

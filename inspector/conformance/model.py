@@ -290,7 +290,24 @@ class ConformanceReport(BaseModel):
                              + (f": {r.message}" if r.message and o != Outcome.PASS else ""))
         c = self.summary.counts
         lines.append("  " + ", ".join(f"{k} {v}" for k, v in sorted(c.items())))
-        lines.append("  RESULT: " + ("every MUST passed" if self.passed else
-                                     f"{len(self.summary.must_not_passed)} MUST check(s) did "
-                                     "not pass"))
+        lines.append("  RESULT: " + self.verdict())
         return "\n".join(lines)
+
+    def verdict(self) -> str:
+        """The one-line verdict (CLI and GUI): what failed first, then what needs setup —
+        "0 failed, 2 need setup (…)" for a provider nothing was found wrong with."""
+        if self.passed:
+            return "every MUST passed"
+        must = [r for r in self.results if r.level == "MUST"]
+        failed_ = [r.check_id for r in must if r.outcome == Outcome.FAIL]
+        errors = [r.check_id for r in must if r.outcome == Outcome.ERROR]
+        setup = [r.check_id for r in must if r.outcome == Outcome.NEEDS_SETUP]
+        parts = [f"{len(failed_)} failed" + (f" ({', '.join(failed_[:8])}"
+                                              + (", …)" if len(failed_) > 8 else ")")
+                                              if failed_ else "")]
+        if errors:
+            parts.append(f"{len(errors)} could not complete ({', '.join(errors[:5])})")
+        if setup:
+            parts.append(f"{len(setup)} need setup ({', '.join(setup[:8])}"
+                         + (", …)" if len(setup) > 8 else ")"))
+        return ", ".join(parts)

@@ -368,3 +368,35 @@ def matrix_markdown() -> str:
         why = r.unobservable or (f"partly: {r.note}" if r.note else "")
         out.append(f"| {r.id} | {r.section} | {kw} | {r.quote} | {checks} | {why} |")
     return "\n".join(out)
+
+
+BEGIN = "<!-- requirement-matrix:begin (generated: python -m inspector.conformance.requirements "\
+    "--write docs/conformance.md) -->"
+END = "<!-- requirement-matrix:end -->"
+
+
+def docs_section() -> str:
+    """The generated part of docs/conformance.md: the coverage figure and the matrix."""
+    return f"{BEGIN}\n\n```\n{coverage().text()}\n```\n\n{matrix_markdown()}\n\n{END}"
+
+
+def write_docs(path: str) -> bool:
+    """Replace the generated section of `path`; True when it changed."""
+    from pathlib import Path
+
+    p = Path(path)
+    text = p.read_text(encoding="utf-8")
+    start, end = text.index(BEGIN), text.index(END) + len(END)
+    new = text[:start] + docs_section() + text[end:]
+    if new != text:
+        p.write_text(new, encoding="utf-8")
+    return new != text
+
+
+if __name__ == "__main__":  # pragma: no cover - docs maintenance
+    import sys
+
+    if len(sys.argv) == 3 and sys.argv[1] == "--write":
+        print("updated" if write_docs(sys.argv[2]) else "unchanged")
+    else:
+        print(coverage().text())

@@ -178,12 +178,16 @@ def summary_text(report: ConformanceReport) -> str:
     """One line: counts per outcome and the verdict on the MUST checks."""
     counts = report.summary.counts
     parts = [f"{counts[o.value]} {outcome_label(o)}" for o in _SEVERITY if counts.get(o.value)]
-    verdict = (
-        "every MUST passed"
-        if report.passed
-        else f"{len(report.summary.must_not_passed)} MUST check(s) did not pass"
-    )
-    return " · ".join(parts) + f" — {verdict}"
+    return " · ".join(parts) + f" — {report.verdict()}"
+
+
+def summary_role(report: ConformanceReport) -> str:
+    """ok when every MUST passed, warn when nothing failed but checks need setup (a
+    conforming provider must not be shown in red), error when something failed."""
+    if report.passed:
+        return "ok"
+    return "error" if report.summary.must_failed or report.by_outcome(Outcome.ERROR) \
+        else "warn"
 
 
 # --------------------------------------------------------------------------------------
@@ -1040,11 +1044,11 @@ class ConformancePanel(QWidget):
         self.progress.setValue(max(n, 1))
         self.progress.setFormat("done: %m checks" if n else "done")
         self.results_summary.setText(summary_text(report))
-        self.results_summary.setProperty("role", "ok" if report.passed else "error")
+        self.results_summary.setProperty("role", summary_role(report))
         self.results_summary.style().unpolish(self.results_summary)
         self.results_summary.style().polish(self.results_summary)
         self._set_status(
-            "Finished." if report.passed else "Finished: some MUST checks did not pass."
+            "Finished." if report.passed else f"Finished: {report.verdict()}."
         )
         self.export_json_button.setEnabled(True)
         self.export_junit_button.setEnabled(True)

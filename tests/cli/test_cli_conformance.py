@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from inspector.cli.main import main
 from tests.cli.conftest import Cli
 
 
@@ -37,3 +40,38 @@ def test_nonconforming_provider_fails(cli: Cli) -> None:
 def test_unknown_check_pattern_is_a_usage_error(cli: Cli) -> None:
     r = cli("conformance", "pricealerts", "--select", "no.such.check")
     assert r.code == 2 and r.doc["error"]["code"] == "CONFORMANCE"
+
+
+def test_coverage_prints_the_requirement_figure(cli: Cli) -> None:
+    from inspector.conformance.requirements import coverage
+
+    r = cli("conformance", "--coverage")
+    assert r.code == 0, r.out
+    cov = r.doc["coverage"]
+    assert cov["musts_checked"] == coverage().musts_checked
+    assert cov["must_percent"] >= 90.0
+
+
+def test_the_documented_command_passes_the_stock_provider(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The one command of `conformance --help` and docs/conformance.md, on the in-process
+    virtual device: every check passes (the device takes the short confirmation lifetime
+    for the run, and acts as a second app for the caller checks)."""
+    code = main(["conformance", "com.example.pricealerts", "--reference-setup",
+                 "--confirmation-ttl-ms", "1500",
+                 "--allow-mutations", "create_alert,sync_watchlist,share_watchlist",
+                 "--virtual-state", str(tmp_path / "state"), "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    results = doc["report"]["results"]
+    bad = [(x["check_id"], x["outcome"], x["message"]) for x in results
+           if x["outcome"] not in ("pass", "not_applicable")]
+    assert bad == [] and code == 0
+    expired = next(x for x in results if x["check_id"] == "confirmation.expired_token")
+    assert expired["outcome"] == "pass"
+
+
+def test_help_shows_the_command(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["conformance", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "--reference-setup --confirmation-ttl-ms 1500" in out
+    assert "--allow-mutations create_alert,sync_watchlist,share_watchlist" in out

@@ -105,6 +105,11 @@ def test_plan_run_results_evidence_and_export(qtbot, vclient, qtmodeltester, tmp
         r.check_id for r in report.results)
     needs = [r for r in report.results if r.outcome == Outcome.NEEDS_SETUP]
     assert needs and "needs setup" in panel.results_summary.text()
+    # nothing failed: the verdict says so and the line is not shown as an error
+    if not report.summary.must_failed:
+        assert "— 0 failed, " in panel.results_summary.text()
+        assert " need setup (" in panel.results_summary.text()
+        assert panel.results_summary.property("role") == "warn"
     # a result with evidence: its exchanges are named and the link emits the id
     r = next(r for r in report.results if r.check_id == "negotiate.token_required")
     assert panel.results.select(r.check_id)
@@ -156,7 +161,8 @@ def test_nonconforming_provider_shows_failures(qtbot, vclient) -> None:
     assert model.data(idx, RESULT_ROLE) == failed[0]
     group = idx.parent()
     assert "not passed" in model.data(group.siblingAtColumn(1))
-    assert "did not pass" in panel.results_summary.text()
+    assert f"— {len(failed)} failed (" in panel.results_summary.text()
+    assert panel.results_summary.property("role") == "error"
 
 
 def test_permission_is_per_tool_and_confirmed(qtbot, vclient) -> None:
