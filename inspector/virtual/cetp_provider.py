@@ -594,11 +594,7 @@ class CetpProvider(VirtualApp):
         args_text = extras.get("args")
         if not isinstance(args_text, str):
             raise CetpError("INVALID_REQUEST", "args (JSON String) is required")
-        if len(args_text.encode("utf-8")) > session.limits["max_request_bytes"]:
-            raise CetpError(
-                "INVALID_REQUEST",
-                f"args exceed max_request_bytes ({session.limits['max_request_bytes']})",
-            )
+        self.check_request_size(session, args_text)
         args = self.parse_args(spec, args_text)
         deadline = int(extras["deadline_at_ms"])
         call = ToolCall(ctx, session, spec, args, args_text, rid, deadline)
@@ -631,6 +627,18 @@ class CetpProvider(VirtualApp):
             if self.runs_as_operation(spec):
                 return await self.start_operation(call)
             return self.run_mutation(call)
+
+    def check_request_size(self, session: Session, args_text: str) -> None:
+        """The limit this provider advertised (§2.2, §4.1) is the limit it keeps."""
+        if len(args_text.encode("utf-8")) > session.limits["max_request_bytes"]:
+            raise CetpError(
+                "INVALID_REQUEST",
+                f"args exceed max_request_bytes ({session.limits['max_request_bytes']})",
+            )
+
+    def inline_limit(self, session: Session) -> int:
+        """Above this many bytes a result is never inlined (§4.5)."""
+        return int(session.limits["max_inline_result_bytes"])
 
     def parse_args(self, spec: ToolSpec, args_text: str) -> Any:
         try:
@@ -716,7 +724,7 @@ class CetpProvider(VirtualApp):
     async def finish_read(self, call: ToolCall, value: Any) -> Bundle:
         session = call.session
         assert session is not None
-        limit = session.limits["max_inline_result_bytes"]
+        limit = self.inline_limit(session)
         if isinstance(value, JsonFile):
             if value.source.size <= limit:
                 value = json.loads(await self.read_small(value.source))
