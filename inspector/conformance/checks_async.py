@@ -13,6 +13,7 @@ from inspector.conformance.context import (
     failed,
     from_findings,
     not_applicable,
+    op_reply_problem,
     op_signature,
     passed,
     signature,
@@ -60,11 +61,13 @@ async def accepted(ctx: RunContext) -> Verdict:
     sc = require(ctx, "async_call", capability=CAP_ASYNC)
     b0 = await ctx.observe(sc.observer) if sc.observer else None
     rid, op, r = await _start(ctx, sc)
+    # the later async checks follow this operation even when its reply is malformed, so
+    # its effect is never mistaken for a second execution's
+    ctx.async_run = {"rid": rid, "op": op, "before": b0}
     try:
         acc = cetp.parse_accepted(r.reply.decoded)
     except cetp.ProtocolViolation as v:
         return failed(f"accepted reply: {v}")
-    ctx.async_run = {"rid": rid, "op": op, "before": b0}
     v = from_findings(R.check_accepted(ctx.tool(sc.tool), ctx.capabilities))
     v.observed = {"operation_id": op, "poll_after_ms": acc.poll_after_ms}
     return v
@@ -107,8 +110,11 @@ async def poll(ctx: RunContext) -> Verdict:
     final = run["final"]
     if final is None:
         last = run["last"]
-        return failed("no terminal state within poll_timeout_ms, or get_operation failed: "
-                      f"{signature(last) if last else '?'}", **obs)
+        problem = op_reply_problem(last, run["states"])
+        what = ("the operation did not reach a terminal state within poll_timeout_ms"
+                if str(problem.get("kind", "")).startswith("still_")
+                else "get_operation did not return a valid operation state")
+        return failed(f"{what}: {problem}", **obs)
     if final.state == cetp.OpState.SUCCEEDED and isinstance(final.result, cetp.InlineResult):
         t = ctx.tool(sc.tool)
         if t is not None and t.output_schema is not None:
@@ -281,7 +287,7 @@ async def restart_recovery(ctx: RunContext) -> Verdict:
            "single_effect": single}
     if final is None:
         return failed("after the restart the operation never reached a terminal state "
-                      f"({signature(last) if last else 'no reply'})", **obs)
+                      f"({op_reply_problem(last, states)})", **obs)
     if s2 != op_signature(final):
         return failed(f"the retry returned {s2}, the operation ended {op_signature(final)}",
                       **obs)

@@ -107,13 +107,57 @@ def _bounded(ctx: RunContext, name: str, size: int) -> int | None:
     return size
 
 
+async def _probe(ctx: RunContext, sc: ToolCall, name: str, size: int, limit: int,
+                 schema: dict[str, Any] | None, *, verify: bool
+                 ) -> tuple[dict[str, Any], str | None]:
+    """One read at `size`: (what came back, a problem or None). File results are verified
+    (size, SHA-256, output_schema) when `verify`, else just closed."""
+    args = {**sc.args, name: size}
+    r = await ctx.execute(sc.tool, args, request_id=cetp.new_request_id())
+    sig = signature(r)
+    row: dict[str, Any] = {"args": args, "reply": sig["kind"]}
+    if sig["kind"] == "success":
+        n = len((r.reply.data or "").encode()) if r.reply else 0
+        row["inline_bytes"] = n
+        if n > limit:
+            return row, (f"{name}={size}: inlined {n} bytes, above max_inline_result_bytes "
+                         f"{limit}")
+        return row, None
+    if sig["kind"] != "file":
+        row["reply"] = sig
+        return row, f"{name}={size}: expected an inline or file result, got {sig}"
+    env = cetp.parse_result_envelope(r.reply.decoded)
+    fd = r.reply.result_fd
+    if fd is None:
+        return row, f"{name}={size}: kind=file without a result_fd"
+    if not verify:
+        await ctx.relay.close_handle(fd.id)
+        return row, None
+    v = await read_and_verify(
+        ctx.relay, fd.id, declared_size=env.size_bytes, declared_sha256=env.sha256,
+        declared_media_type=env.media_type, output_schema=schema,
+        validate=lambda s, x: schemas.validate(x, s),
+        read_limit=effective_read_limit(None, ctx.options.read_cap_bytes),
+        fd_size=fd.size, keep_content=False)
+    row.update(size_bytes=env.size_bytes, sha256=env.sha256,
+               checks={c.name: c.status.value for c in v.checks})
+    if not v.ok:
+        return row, f"{name}={size}: " + "; ".join(f"{c.name}: {c.message}" for c in v.failed())
+    return row, None
+
+
+MAX_SEARCH = 24
+
+
 @check("large.size_sweep", "inline and file results at the size boundaries", "§4.5", "MUST",
        L, plan=_sweep_plan)
 async def size_sweep(ctx: RunContext) -> Verdict:
     """When the `large_result` tool takes a size (`bytes`, `size`, `size_bytes`), the read
-    is repeated at max_inline_result_bytes−1, the limit, the limit+1 and past 1 MiB and 4 MiB:
-    every inline reply must fit the limit and every file result must have the declared size
-    and SHA-256 and match output_schema."""
+    is repeated at max_inline_result_bytes−1, the limit, the limit+1 and past 1 MiB and 4 MiB,
+    and the size where the provider switches from inline to file is found by bisection
+    (a size argument need not map 1:1 to inline bytes): every inline reply must fit the
+    limit and every file result must have the declared size and SHA-256 and match
+    output_schema."""
     why = _sweep_problem(ctx)
     if why is not None:
         raise NeedsSetup(why)
@@ -126,48 +170,49 @@ async def size_sweep(ctx: RunContext) -> Verdict:
     schema = t.output_schema if t is not None and isinstance(t.output_schema, dict) else None
     rows: list[dict[str, Any]] = []
     bad: list[str] = []
+    inline_at: list[int] = []
+    file_at: list[int] = []
     for size in sweep_sizes(limit):
         if _bounded(ctx, name, size) is None:
             continue
-        args = {**sc.args, name: size}
-        rid = cetp.new_request_id()
-        r = await ctx.execute(sc.tool, args, request_id=rid)
-        sig = signature(r)
-        row: dict[str, Any] = {"args": args, "reply": sig["kind"]}
+        row, problem = await _probe(ctx, sc, name, size, limit, schema, verify=True)
         rows.append(row)
-        if sig["kind"] == "success":
-            n = len((r.reply.data or "").encode()) if r.reply else 0
-            row["inline_bytes"] = n
-            if n > limit:
-                bad.append(f"{name}={size}: inlined {n} bytes above max_inline_result_bytes "
-                           f"{limit}")
-            continue
-        if sig["kind"] != "file":
-            row["reply"] = sig
-            bad.append(f"{name}={size}: expected an inline or file result, got {sig}")
-            continue
-        env = cetp.parse_result_envelope(r.reply.decoded)
-        fd = r.reply.result_fd
-        if fd is None:
-            bad.append(f"{name}={size}: kind=file without a result_fd")
-            continue
-        v = await read_and_verify(
-            ctx.relay, fd.id, declared_size=env.size_bytes, declared_sha256=env.sha256,
-            declared_media_type=env.media_type, output_schema=schema,
-            validate=lambda s, x: schemas.validate(x, s),
-            read_limit=effective_read_limit(None, ctx.options.read_cap_bytes),
-            fd_size=fd.size, keep_content=False)
-        row.update(size_bytes=env.size_bytes, sha256=env.sha256,
-                   checks={c.name: c.status.value for c in v.checks})
-        if not v.ok:
-            bad.append(f"{name}={size}: " + "; ".join(f"{c.name}: {c.message}"
-                                                       for c in v.failed()))
+        (inline_at if row["reply"] == "success" else file_at).append(size)
+        if problem:
+            bad.append(problem)
     if not rows:
         raise NeedsSetup(f"the tool's {name} bounds exclude every boundary size")
+    # bisect the switch from inline to file: the largest inline reply is the one nearest
+    # the limit, where an off-by-envelope bug shows
+    lo, hi = max(inline_at, default=None), min((f for f in file_at
+                                               if f > max(inline_at, default=0)), default=None)
+    boundary: dict[str, Any] = {}
+    if lo is not None and hi is not None:
+        steps = 0
+        while hi - lo > 1 and steps < MAX_SEARCH:
+            mid = (lo + hi) // 2
+            row, problem = await _probe(ctx, sc, name, mid, limit, schema, verify=False)
+            steps += 1
+            if problem:
+                bad.append(problem)
+                rows.append(row)
+                break
+            if row["reply"] == "success":
+                lo = mid
+            else:
+                hi = mid
+        for size in (lo, hi):
+            row, problem = await _probe(ctx, sc, name, size, limit, schema, verify=True)
+            rows.append(row)
+            if problem and problem not in bad:
+                bad.append(problem)
+        boundary = {"last_inline": lo, "first_file": hi, "bisection_steps": steps}
+    obs = {"sweep": rows, "boundary": boundary, "max_inline_result_bytes": limit}
     if bad:
         return failed("at the size boundaries: " + "; ".join(bad[:4])
-                      + " — inline only what fits max_inline_result_bytes and declare the "
-                      "exact size and SHA-256 of the bytes in the file", sweep=rows,
-                      max_inline_result_bytes=limit)
-    return passed(f"{len(rows)} sizes around {limit} and past 1 MiB verified", sweep=rows,
-                  max_inline_result_bytes=limit)
+                      + " — inline only when the whole data Bundle value "
+                      '({"kind":"inline","value":…}) fits max_inline_result_bytes, and declare '
+                      "the exact size and SHA-256 of the bytes in the file", **obs)
+    return passed(f"{len(rows)} sizes around {limit} and past 1 MiB verified"
+                  + (f"; inline up to {name}={boundary['last_inline']}" if boundary else ""),
+                  **obs)

@@ -107,6 +107,16 @@ def from_findings(findings: Iterable[Finding], *, rule_ids: Iterable[str] | None
 # --------------------------------------------------------------------------------------
 
 
+class JsonDict(dict):  # type: ignore[type-arg]
+    """A dict that prints as JSON: messages that embed an outcome or an effect vector
+    (f"got {sig}") show JSON an author can paste, not Python reprs."""
+
+    def __repr__(self) -> str:
+        return json.dumps(self, ensure_ascii=False, sort_keys=True, default=str)
+
+    __str__ = __repr__
+
+
 def canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
@@ -115,32 +125,51 @@ def signature(r: CallResult) -> dict[str, Any]:
     """What a call came back with, comparable across replays (`settle` resolves
     accepted operations to their terminal outcome)."""
     if r.transport is not None:
-        return {"kind": "transport", "code": r.transport.code}
+        return JsonDict({"kind": "transport", "code": r.transport.code})
     if r.violation is not None or r.reply is None:
-        return {"kind": "malformed", "field": r.violation.field if r.violation else ""}
+        return JsonDict({"kind": "malformed", "field": r.violation.field if r.violation else ""})
     rep = r.reply
     if rep.is_error and rep.error is not None:
-        return {"kind": "error", "code": rep.error.error_code}
+        return JsonDict({"kind": "error", "code": rep.error.error_code})
     if rep.accepted:
         op = rep.decoded.get("operation_id") if isinstance(rep.decoded, dict) else None
-        return {"kind": "accepted", "operation_id": op}
+        return JsonDict({"kind": "accepted", "operation_id": op})
     try:
         env = cetp.parse_result_envelope(rep.decoded)
     except ProtocolViolation as v:
-        return {"kind": "malformed", "field": v.field}
+        return JsonDict({"kind": "malformed", "field": v.field})
     if isinstance(env, FileResult):
-        return {"kind": "file", "sha256": env.sha256, "size": env.size_bytes}
-    return {"kind": "success", "value": env.value}
+        return JsonDict({"kind": "file", "sha256": env.sha256, "size": env.size_bytes})
+    return JsonDict({"kind": "success", "value": env.value})
 
 
 def op_signature(op: OperationState) -> dict[str, Any]:
     if op.state == cetp.OpState.SUCCEEDED and op.result is not None:
         if isinstance(op.result, FileResult):
-            return {"kind": "file", "sha256": op.result.sha256, "size": op.result.size_bytes}
-        return {"kind": "success", "value": op.result.value}
+            return JsonDict({"kind": "file", "sha256": op.result.sha256,
+                             "size": op.result.size_bytes})
+        return JsonDict({"kind": "success", "value": op.result.value})
     if op.state == cetp.OpState.FAILED and op.error is not None:
-        return {"kind": "error", "code": op.error.error_code}
-    return {"kind": op.state.value}
+        return JsonDict({"kind": "error", "code": op.error.error_code})
+    return JsonDict({"kind": op.state.value})
+
+
+def op_reply_problem(last: CallResult | None, states: list[OperationState] | None = None
+                     ) -> dict[str, Any]:
+    """Why polling ended without a terminal state, said exactly: still running (the state
+    it was in), an error reply, or a status reply that is not a valid operation state
+    (which field is wrong) — never "malformed data.kind" for an operation reply."""
+    if last is None:
+        return JsonDict({"kind": "no_reply"})
+    if last.reply is not None and last.reply.ok:
+        try:
+            op = cetp.parse_operation(last.reply.decoded)
+        except ProtocolViolation as v:
+            return JsonDict({"kind": "malformed_operation", "field": v.field,
+                             "problem": str(v)})
+        return JsonDict({"kind": "still_" + op.state.value, "operation_id": op.operation_id,
+                         "polls": len(states or [])})
+    return signature(last)
 
 
 def _shape(value: Any, path: str, arrays: dict[str, int], scalars: dict[str, Any],
@@ -179,7 +208,7 @@ def effect_vector(before: Any, after: Any) -> dict[str, float]:
         num = (isinstance(x, int | float) and isinstance(y, int | float)
                and not isinstance(x, bool) and not isinstance(y, bool))
         out[p or "."] = (y - x) if num else 1
-    return out
+    return JsonDict(out)
 
 
 def effect_size(before: Any, after: Any) -> int:
@@ -491,10 +520,10 @@ class RunContext:
         sig = signature(r)
         if sig["kind"] != "accepted" or not sig.get("operation_id"):
             return sig
-        op, _, last = await self.poll(str(sig["operation_id"]), request_id)
+        op, states, last = await self.poll(str(sig["operation_id"]), request_id)
         if op is None:
-            return {"kind": "unfinished", "operation_id": sig["operation_id"],
-                    "last": signature(last) if last else None}
+            return JsonDict({"kind": "unfinished", "operation_id": sig["operation_id"],
+                             "last": op_reply_problem(last, states)})
         return op_signature(op)
 
     # ------------------------------------------------------------------ observing effects

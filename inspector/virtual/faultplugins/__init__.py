@@ -42,6 +42,8 @@ class Planted:
     select: tuple[str, ...]  # what the test runs (ids, globs, categories)
     cls: type[FaultyAlerts]
     why: str = ""  # when more than one check fails: why they share this one cause
+    #: failures the report groups under these checks as consequences (same outcome)
+    then: frozenset[str] = frozenset()
 
     def make(self, broken: bool = True, **kw: object) -> FaultyAlerts:
         return self.cls(broken, **kw)  # type: ignore[arg-type]
@@ -55,7 +57,8 @@ PLANTED: dict[str, Planted] = {}
 
 
 def planted(requirement: str, checks: set[str] | str, *, select: tuple[str, ...] = (),
-            why: str = "") -> Callable[[type[FaultyAlerts]], type[FaultyAlerts]]:
+            why: str = "", then: tuple[str, ...] = ()
+            ) -> Callable[[type[FaultyAlerts]], type[FaultyAlerts]]:
     """Register a fault class under its FAULT_ID."""
 
     def deco(cls: type[FaultyAlerts]) -> type[FaultyAlerts]:
@@ -63,7 +66,8 @@ def planted(requirement: str, checks: set[str] | str, *, select: tuple[str, ...]
         if cls.FAULT_ID in PLANTED:  # pragma: no cover - programming error
             raise ValueError(f"duplicate fault {cls.FAULT_ID}")
         PLANTED[cls.FAULT_ID] = Planted(cls.FAULT_ID, requirement, frozenset(ids),
-                                        select or tuple(sorted(ids)), cls, why)
+                                        select or tuple(sorted(ids)), cls, why,
+                                        frozenset(then))
         return cls
 
     return deco

@@ -8,7 +8,7 @@ import json
 import sqlite3
 from typing import Any
 
-from inspector.protocol.bundle import Bundle
+from inspector.protocol.bundle import Bundle, Int
 from inspector.virtual.app import FileSource
 from inspector.virtual.cetp_provider import JsonFile, Session, ToolCall
 from inspector.virtual.cetp_wire import CetpError, v1_error, v1_success, v2_success
@@ -103,16 +103,25 @@ class NoRequestLimit(FaultyAlerts):
 LARGE = ("large_results", "result.inline_limit", "result.file_needs_capability")
 
 
-@planted("P-064", {"large.size_sweep", "result.inline_limit"}, select=LARGE,
-         why="the sweep meets the over-sized inline reply, and result.inline_limit judges "
-         "every inline reply of the run")
+@planted("P-064", "large.size_sweep", select=LARGE, then=("result.inline_limit",))
 class InlinesJustAboveLimit(FaultyAlerts):
-    """Inlines results up to 64 bytes above max_inline_result_bytes (an off-by-envelope)."""
+    """Inlines a file-backed result when its compact JSON fits the limit counted in whole
+    KiB (`size // 1024 <= limit // 1024`): up to 1023 bytes too many."""
 
     FAULT_ID = "inlines_just_above_limit"
 
-    def inline_limit(self, session: Session) -> int:
-        return super().inline_limit(session) + (64 if self.broken else 0)
+    async def finish_read(self, call: ToolCall, value: Any) -> Bundle:
+        assert call.session is not None
+        limit = self.inline_limit(call.session)
+        if self.broken and isinstance(value, JsonFile) and value.source.size <= 2 * limit:
+            raw = await self.read_small(value.source)
+            text = json.dumps(json.loads(raw), separators=(",", ":"), ensure_ascii=False)
+            if (len(text.encode()) + 25) // 1024 <= limit // 1024:
+                return Bundle(status="success", protocol_version=Int(2),
+                              data='{"kind":"inline","value":' + text + "}",
+                              request_id=call.request_id)
+            value = JsonFile(FileSource.from_bytes(raw))
+        return await super().finish_read(call, value)
 
 
 @planted("P-065", "large.size_sweep", select=LARGE)
@@ -130,8 +139,7 @@ class DigestWrongPastOneMiB(FaultyAlerts):
         return b
 
 
-@planted("P-065", {"large.file_result", "large.size_sweep"}, select=LARGE,
-         why="every file result has a wrong digest: the scenario's and the sweep's")
+@planted("P-065", "large.file_result", select=LARGE, then=("large.size_sweep",))
 class WrongDigest(FaultyAlerts):
     """Declares the SHA-256 of the bytes it meant to write, then writes others."""
 
@@ -167,8 +175,8 @@ class TooLargeAsInternal(FaultyAlerts):
             raise
 
 
-@planted("P-065", {"result.file_needs_capability", "large.too_large_without_capability"},
-         select=LARGE, why="the file result sent without large_results is both checks' subject")
+@planted("P-066", "large.too_large_without_capability", select=LARGE,
+         then=("result.file_needs_capability",))
 class FileWithoutCapability(FaultyAlerts):
     """Sends file results even in sessions that did not negotiate large_results."""
 
@@ -254,7 +262,9 @@ class MutableIntent(FaultyAlerts):
         return a
 
 
-@planted("P-050", {"confirmation.no_effect_before_approval"}, select=CONF)
+@planted("P-050", "confirmation.no_effect_before_approval", select=CONF,
+         then=("confirmation.deny", "confirmation.expired_token", "confirmation.forged_token",
+               "confirmation.token_bound_to_args", "confirmation.consumer_flag_ignored"))
 class EffectBeforeApproval(FaultyAlerts):
     """Files a draft alert as soon as confirmation is asked for (visible in list_alerts)."""
 
@@ -269,7 +279,7 @@ class EffectBeforeApproval(FaultyAlerts):
         return super().require_confirmation(call, screen, kind, scopes)
 
 
-@planted("P-050", "confirmation.approve", select=CONF)
+@planted("P-050", "confirmation.approve", select=(*CONF, "idempotency.replay"))
 class ApprovedButNothing(FaultyAlerts):
     """After approval it answers success but never creates the alert."""
 
@@ -451,7 +461,7 @@ class CancelClaimsCancelled(FaultyAlerts):
         return b
 
 
-@planted("P-061", "async.cancel_after_commit", select=ASYNC)
+@planted("P-061", "async.cancel_after_commit", select=ASYNC, then=("async.window",))
 class CancelRewritesHistory(FaultyAlerts):
     """Cancelling a finished operation marks it cancelled (its effect stays)."""
 
@@ -471,7 +481,7 @@ class CancelRewritesHistory(FaultyAlerts):
         return super().cancel_operation(ctx, session, extras, rid)
 
 
-@planted("P-059", "async.window", select=ASYNC)
+@planted("P-059", "async.window", select=ASYNC, then=("async.restart_recovery",))
 class ForgetsFinishedOperations(FaultyAlerts):
     """A finished operation can be read once; after that it is RESULT_EXPIRED."""
 

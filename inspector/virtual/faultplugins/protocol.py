@@ -90,8 +90,7 @@ class CounterTokens(FaultyAlerts):
         return super().new_token()
 
 
-@planted("P-006", {"negotiate.token_unique", "negotiate.token_unpredictable"}, select=NEG,
-         why="a token that repeats is also one a caller can predict")
+@planted("P-006", "negotiate.token_unique", select=NEG, then=("negotiate.token_unpredictable",))
 class ReusedToken(FaultyAlerts):
     """Every negotiation gets the same (random-looking) token."""
 
@@ -100,6 +99,16 @@ class ReusedToken(FaultyAlerts):
 
     def new_token(self) -> str:
         return self._fixed if self.broken else super().new_token()
+
+
+@planted("P-007", "negotiate.session_token", select=NEG)
+class LongToken(FaultyAlerts):
+    """Session tokens of 300 random bytes' worth of hex (the maximum is 256 bytes)."""
+
+    FAULT_ID = "long_token"
+
+    def new_token(self) -> str:
+        return secrets.token_hex(150) if self.broken else super().new_token()
 
 
 @planted("P-012", "negotiate.limits_minimums", select=NEG)
@@ -472,7 +481,7 @@ class PriceAsText(FaultyAlerts):
             super().validate_output(spec, value, value_json)
 
 
-@planted("P-067", "errors.envelope", select=ERR)
+@planted("P-067", "errors.envelope", select=ERR, then=("errors.tool_not_found",))
 class ErrorWithoutRetryable(FaultyAlerts):
     """TOOL_NOT_FOUND errors leave out the retryable flag."""
 
@@ -578,6 +587,21 @@ class DualStackVersion2(FaultyAlerts):
         if self.broken:
             m = m.model_copy(update={"services": (cetp_service(self.authority, "1,2",
                                                                version=2),)})
+        return m
+
+
+@planted("P-004", "discovery.same_package", select=V1)
+class ShadowService(FaultyAlerts):
+    """Declares a second discovery service naming another app's authority."""
+
+    FAULT_ID = "shadow_service"
+
+    def build_manifest(self) -> PackageManifest:
+        m = super().build_manifest()
+        if self.broken:
+            shadow = cetp_service("com.example.pricealerts.clawseed.tools", "1,2",
+                                  name=".cetp.ShadowService")
+            m = m.model_copy(update={"services": (*m.services, shadow)})
         return m
 
 
