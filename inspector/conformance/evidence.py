@@ -27,11 +27,19 @@ def shorten(value: Any, limit: int = MAX_STRING) -> Any:
     return value
 
 
+def _extras(ex: Exchange) -> dict[str, Any]:
+    """The request's extras as plain values (the exchange keeps the typed, loss-free
+    form {"t": type, "v": value})."""
+    req = ex.request
+    if isinstance(req, dict) and req.get("t") == "Bundle":
+        req = req.get("v")
+    if not isinstance(req, dict):
+        return {}
+    return {k: (v.get("v") if isinstance(v, dict) and "t" in v else v) for k, v in req.items()}
+
+
 def _args(ex: Exchange) -> Any:
-    req = ex.request if isinstance(ex.request, dict) else {}
-    raw = req.get("args")
-    if isinstance(raw, dict):  # typed bundle JSON form {"type": ..., "value": ...}
-        raw = raw.get("value", raw)
+    raw = _extras(ex).get("args")
     if isinstance(raw, str):
         try:
             return json.loads(raw)
@@ -45,6 +53,10 @@ def sent_of(ex: Exchange) -> dict[str, Any]:
     if ex.tool:
         out["tool"] = ex.tool
         out["args"] = shorten(_args(ex), 400)
+    extras = _extras(ex)
+    for k in ("protocol_version", "deadline_at_ms", "operation_id", "resume_token"):
+        if k in extras:
+            out[k] = shorten(extras[k], 80)
     if ex.request_id:
         out["request_id"] = ex.request_id
     return out
@@ -84,13 +96,17 @@ def annotate(report: ConformanceReport, exchanges: list[Exchange]) -> None:
                  if sc is not None and sc.observer is not None}
     keep: list[str] = []
     for r in report.results:
+        # the most specific statement first (the one fewest checks share)
+        reqs = sorted(requirements_for(r.check_id), key=lambda q: (len(q.checks), q.id))
         r.requirements = [RequirementRef(id=q.id, section=q.section, keyword=q.keyword,
-                                         quote=q.quote) for q in requirements_for(r.check_id)]
+                                         quote=q.quote) for q in reqs]
         if r.outcome not in NOT_PASSING:
             continue
         ex = _headline(r, by_id, observers)
         if ex is not None and r.sent is None:
             r.sent, r.received = sent_of(ex), received_of(ex)
+        if isinstance(r.evidence.observed.get("sent"), dict):  # what the check says it sent
+            r.sent = {**(r.sent or {}), **r.evidence.observed["sent"]}
         keep.extend(r.evidence.exchange_ids[-MAX_EXCHANGES_PER_RESULT:])
     seen: set[str] = set()
     for i in keep:
