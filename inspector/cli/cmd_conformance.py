@@ -15,7 +15,7 @@ from inspector.cli.context import Ctx, split_list
 from inspector.cli.output import line, print_json
 from inspector.cli.terminal_text import safe_text
 from inspector.session.devices import VIRTUAL_SERIAL
-from inspector.session.errors import ExitCode, InspectorError
+from inspector.session.errors import AmbiguousError, ExitCode, InspectorError
 
 
 def _setup(path: str | None) -> Any:
@@ -27,6 +27,24 @@ def _setup(path: str | None) -> Any:
         raise InspectorError("BAD_SETUP", f"cannot read the setup file {path}: {exc}",
                              hint="a JSON object (docs/conformance.md, ConformanceSetup)") \
             from None
+
+
+def _provider(ctx: Ctx, session: Any, name: str) -> Any:
+    """The provider to run against. A package declaring several CETP services is one
+    target (the discovery checks judge every service of the package): its own authority's
+    service is chosen rather than an ambiguity error."""
+    try:
+        return session.find_provider(name)
+    except AmbiguousError:
+        same = [d for d in session.providers if d.package == name]
+        if not same:
+            raise
+        own = [d for d in same if (d.authority or "").startswith(name + ".")]
+        decl = (own or same)[0]
+        ctx.err.write(f"conformance: {name} declares {len(same)} CETP services; running "
+                      f"against {safe_text(decl.key, 200, one_line=True)} (discovery checks "
+                      "judge all of them)\n")
+        return decl
 
 
 def _coverage(ctx: Ctx) -> int:
@@ -96,7 +114,7 @@ async def cmd_conformance(ctx: Ctx) -> int:
                              "authority)", hint="cetp-inspector providers lists them",
                              exit_code=ExitCode.USAGE)
     session = await ctx.open_session()
-    decl = session.find_provider(a.provider)
+    decl = _provider(ctx, session, a.provider)
     setup = _setup(a.setup)
     if a.reference_setup:
         setup = _reference(decl.package, setup, a.confirmation_ttl_ms)

@@ -75,3 +75,14 @@ def test_help_shows_the_command(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "--reference-setup --confirmation-ttl-ms 1500" in out
     assert "--allow-mutations create_alert,sync_watchlist,share_watchlist" in out
+
+
+def test_readme_example_runs_as_written(cli: Cli, tmp_path: Path) -> None:
+    """README: `cetp-inspector conformance com.example.badprovider --junit report.xml`: the
+    package declares two CETP services; the suite runs against its own and judges both."""
+    junit = tmp_path / "report.xml"
+    r = cli("conformance", "com.example.badprovider", "--junit", str(junit))
+    assert r.code == 1, r.out  # it runs (and the provider is non-conforming)
+    assert r.doc["report"]["target"]["authority"] == "com.example.badprovider.clawseed.tools"
+    assert "discovery.same_package" in r.doc["report"]["summary"]["must_failed"]
+    assert junit.read_text().startswith("<?xml")
