@@ -26,7 +26,8 @@ def reference_setup(package: str, *, confirmation_ttl_ms: int | None = None
     `confirmation_ttl_ms` is the device's confirmation lifetime when it was started with a
     short one (`VirtualDevice(confirmation_ttl_ms=…)`, `--confirmation-ttl-ms`); with the
     default 300 s the expired-token check reports needs_setup rather than wait."""
-    if package == PRICE_ALERTS:
+    # the planted-fault plugins (inspector.virtual.faultplugins) are the same provider
+    if package == PRICE_ALERTS or package.startswith("com.example.fault."):
         alerts = Observer(tool="list_alerts")
         return ConformanceSetup(
             tool_args={"get_quote": {"symbol": "ACME"}, "export_history": {"rows": 3},
