@@ -233,6 +233,7 @@ async def cmd_extensions(ctx: Ctx) -> int:
 
 
 async def cmd_ext_manifest(ctx: Ctx) -> int:
+    from inspector.consumer.andyclaw_host import function_name_findings
     from inspector.protocol import andyclaw as ac
 
     session = await ctx.open_session()
@@ -242,6 +243,10 @@ async def cmd_ext_manifest(ctx: Ctx) -> int:
     service = None
     if decl.component(ac.Bridge.SERVICE) is not None:
         service = await host.get_manifest()
+    # guide §3: names are unique across every installed extension
+    others = [session.extension_host(d) for d in session.extensions]
+    host.findings.extend(f for f in await function_name_findings(others, focus=decl.id)
+                         if not f.ok and f not in host.findings)
     doc = {
         "extension": extension_doc(decl),
         "raw_manifest": [f.model_dump(mode="json") for f in raw],

@@ -148,6 +148,7 @@ from inspector.protocol.rules_extension import (  # noqa: E402 - re-exported
     R_EXT_BRIDGE,
     R_EXT_DRIFT,
     R_EXT_FORM,
+    R_EXT_INPUT_SCHEMA,
     R_EXT_META,
     R_EXT_PERMS,
     R_EXT_SIGNED,
@@ -156,6 +157,7 @@ from inspector.protocol.rules_extension import (  # noqa: E402 - re-exported
     check_extension_declaration,
     check_extension_security,
     check_function_names,
+    check_input_schemas,
     check_manifest_drift,
 )
 
@@ -730,6 +732,7 @@ CHECKERS: dict[str, CheckFn] = {
     R_EXT_FORM.id: check_manifest_drift,
     R_EXT_DRIFT.id: check_manifest_drift,
     R_EXT_UNIQUE.id: check_function_names,
+    R_EXT_INPUT_SCHEMA.id: check_input_schemas,
     R_EXT_SIGNED.id: check_extension_security,
     R_EXT_UID.id: check_extension_security,
     R_EXT_PERMS.id: check_extension_security,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 
+from inspector.protocol import schema as schemas
 from inspector.protocol.andyclaw import ExtensionFunction, ServiceManifest
 from inspector.protocol.discovery import ExtensionDeclaration
 from inspector.protocol.exchange import Finding
@@ -25,6 +26,9 @@ R_EXT_FORM = _rule("extension.manifest_form", "guide §4A", "SHOULD",
 R_EXT_DRIFT = _rule("extension.manifest_drift", "guide §4A", "SHOULD",
                     "the raw manifest and the service's GET_MANIFEST list the same functions "
                     "with the same descriptions and schemas", ANDYCLAW)
+R_EXT_INPUT_SCHEMA = _rule("extension.input_schema", "guide §3", "MUST",
+                           "every function has a name, a description and an inputSchema that "
+                           "is a valid JSON Schema", ANDYCLAW)
 R_EXT_UNIQUE = _rule("extension.function_unique", "guide §3", "MUST",
                      "function names are unique across all installed extensions", ANDYCLAW)
 R_EXT_SIGNED = _rule("extension.signed", "security model", "MUST",
@@ -165,3 +169,23 @@ def check_extension_security(
 # --------------------------------------------------------------------------------------
 # aggregate
 # --------------------------------------------------------------------------------------
+
+
+def check_input_schemas(functions: Sequence[ExtensionFunction]) -> list[Finding]:
+    """guide §3: each function's inputSchema is a valid JSON Schema (the agent builds its
+    arguments from it; an invalid one makes the function unusable)."""
+    out: list[Finding] = []
+    for f in functions:
+        problems = schemas.check_schema(f.inputSchema)
+        if f.inputSchema.get("type", "object") != "object":
+            problems.append(("/type", f"is {_show(f.inputSchema.get('type'))}; a function's "
+                             "parameters are an object"))
+        if problems:
+            where, msg = problems[0]
+            out.append(R_EXT_INPUT_SCHEMA.fail(
+                f"function {_show(f.name)}: inputSchema is not a valid JSON Schema "
+                f"({where or '/'}: {msg})", f"{f.name}.inputSchema"))
+        else:
+            out.append(R_EXT_INPUT_SCHEMA.ok(f"{_show(f.name)}: inputSchema is valid",
+                                             f"{f.name}.inputSchema"))
+    return out
