@@ -47,21 +47,50 @@ def _provider(ctx: Ctx, session: Any, name: str) -> Any:
         return decl
 
 
+async def _extension(ctx: Ctx, session: Any, name: str) -> int:
+    """`conformance EXTENSION`: the AndyClaw extension suite (inspector.conformance.extensions);
+    functions are called only when named in --allow-calls."""
+    from inspector.conformance.extensions import run_extension_conformance
+
+    report = await run_extension_conformance(session.relay, name,
+                                             allow_calls=split_list(ctx.args.allow_calls) or [],
+                                             recorder=session.recorder)
+    if ctx.args.report:
+        Path(ctx.args.report).write_text(json.dumps(report.model_dump(mode="json"), indent=2),
+                                         encoding="utf-8")
+    if ctx.json:
+        full = ctx.base_doc(report.passed)
+        full["report"] = report.model_dump(mode="json")
+        if not report.passed:
+            full["error"] = {"code": "NOT_CONFORMANT", "message": report.verdict(),
+                             "retryable": False, "hint": "", "details": None}
+        print_json(full, ctx.out)
+    else:
+        line(safe_text(report.text(), 100_000), ctx.out)
+    return ExitCode.OK if report.passed else ExitCode.PROVIDER_ERROR
+
+
 def _coverage(ctx: Ctx) -> int:
     """`--coverage`: the requirement matrix's figure (no device needed)."""
+    from inspector.conformance.extensions import ext_coverage
     from inspector.conformance.requirements import REQUIREMENTS, coverage
 
     cov = coverage()
+    ext_checked, ext_musts = ext_coverage()
     if ctx.json:
         doc = ctx.base_doc(True)
         doc["coverage"] = {"musts": cov.musts, "musts_checked": cov.musts_checked,
                            "must_percent": round(cov.must_percent, 1),
                            "shoulds": cov.shoulds, "shoulds_checked": cov.shoulds_checked,
                            "unobservable": list(cov.unobservable),
-                           "requirements": len(REQUIREMENTS)}
+                           "requirements": len(REQUIREMENTS),
+                           "extension_musts": ext_musts,
+                           "extension_musts_checked": ext_checked}
         print_json(doc, ctx.out)
     else:
         line(cov.text(), ctx.out)
+        line(f"AndyClaw extension MUST statements: {ext_checked}/{ext_musts} have a check "
+             "(inspector.conformance.extensions)", ctx.out)
     return ExitCode.OK
 
 
@@ -114,6 +143,9 @@ async def cmd_conformance(ctx: Ctx) -> int:
                              "authority)", hint="cetp-inspector providers lists them",
                              exit_code=ExitCode.USAGE)
     session = await ctx.open_session()
+    if not any(d.package == a.provider for d in session.providers) and any(
+            a.provider in (e.id, e.package) for e in session.extensions):
+        return await _extension(ctx, session, a.provider)
     decl = _provider(ctx, session, a.provider)
     setup = _setup(a.setup)
     if a.reference_setup:

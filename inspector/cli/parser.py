@@ -190,7 +190,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="cold_start: what wakes the provider (acquire: any wake; launch: only "
                    "its launch intent; off: disarm)")
 
-    p = cmd("conformance", "run the conformance suite against a provider")
+    p = cmd("conformance", "run the conformance suite against a provider (or an AndyClaw "
+            "extension)")
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.epilog = ("The virtual device's stock price-alert provider passes every check with:\n"
                 "  cetp-inspector conformance com.example.pricealerts --reference-setup "
@@ -202,6 +203,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--coverage", action="store_true",
                    help="print how many provider MUST/SHOULD statements of the spec have a "
                    "check (the requirement matrix, docs/conformance.md) and stop")
+    p.add_argument("--allow-calls", default=None, metavar="FUNCTIONS",
+                   help="for an AndyClaw extension: functions the suite may call")
     p.add_argument("--reference-setup", action="store_true",
                    help="use the ready-made scenarios of a virtual-device reference provider "
                    "(they allow nothing: name the tools in --allow-mutations)")

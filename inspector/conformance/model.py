@@ -46,6 +46,7 @@ class Category(StrEnum):
     V1 = "v1"
     CALLERS = "callers"
     ENFORCEMENT = "enforcement"  # deadlines, scopes, read tools, what was advertised
+    EXTENSION = "extension"  # AndyClaw extensions (inspector.conformance.extensions)
 
 
 # --------------------------------------------------------------------------------------

@@ -86,3 +86,13 @@ def test_readme_example_runs_as_written(cli: Cli, tmp_path: Path) -> None:
     assert r.doc["report"]["target"]["authority"] == "com.example.badprovider.clawseed.tools"
     assert "discovery.same_package" in r.doc["report"]["summary"]["must_failed"]
     assert junit.read_text().startswith("<?xml")
+
+
+def test_conformance_of_an_extension(cli: Cli) -> None:
+    """`conformance EXTENSION`: the extension suite; functions only with --allow-calls."""
+    r = cli("conformance", "dice", "--allow-calls", "roll_dice")
+    assert r.code == 0, r.out
+    results = {x["check_id"]: x["outcome"] for x in r.doc["report"]["results"]}
+    assert results["ext.calls_answer"] == "pass" and results["ext.bridge"] == "pass"
+    r = cli("conformance", "dice")
+    assert r.code == 1 and "need setup (ext.calls_answer)" in r.doc["error"]["message"]
