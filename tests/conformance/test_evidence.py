@@ -48,6 +48,12 @@ async def test_a_failure_says_what_was_sent_what_came_back_and_the_rule(
     text = report.text()
     assert '      sent: {"args": {"price": 100, "symbol": "ACME"}' in text
     assert "      rule: P-046 §4.1 MUST: \u201cThe Provider MUST check the deadline" in text
+    # the JUnit failure carries the same: sent, got, rule
+    from inspector.conformance import to_junit_xml
+
+    xml = to_junit_xml(report)
+    assert 'sent: {"args": {"price": 100, "symbol": "ACME"}' in xml
+    assert "got: {" in xml and "rule: P-046 §4.1 MUST" in xml
     # every evidence id resolves inside the report itself
     doc = json.loads(report_json(report))
     embedded = {x["id"] for x in doc["exchanges"]}
