@@ -74,6 +74,6 @@ def test_extension_matrix() -> None:
         assert bool(r.checks) != bool(r.unobservable), r.id
         assert set(r.checks) <= set(EXT_CHECKS), r.id
     faulted = {p.check for p in PLANTED_EXT.values()}
-    # the virtual device signs every app and gives each its own UID: those two checks have
-    # no planted fault (docs/conformance.md says so)
-    assert set(EXT_CHECKS) - faulted == {"ext.signed", "ext.uid_isolation"}
+    # the virtual device signs every app: that check has no planted fault
+    # (docs/conformance.md says so)
+    assert set(EXT_CHECKS) - faulted == {"ext.signed"}

@@ -8,14 +8,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from inspector.protocol.bundle import Bundle
-from inspector.virtual.app import CallContext, TransactResult
+from inspector.virtual.app import RELAY_UID, CallContext, TransactResult
 from inspector.virtual.apps.extensions import (
     DiceExtension,
     ExtensionApp,
     HelloWorldExtension,
     UnitConverterExtension,
 )
-from inspector.virtual.manifest import EXT_META, ProviderDecl
+from inspector.virtual.manifest import EXT_META, PackageManifest, ProviderDecl
 
 
 @dataclass(frozen=True)
@@ -123,6 +123,16 @@ class DriftingService(HelloWorldExtension):
         return r
 
 
+class SharedWithHost(_OwnNames, UnitConverterExtension):
+    """Shares its UID with the host (android:sharedUserId): no isolation."""
+
+    PACKAGE, EXTENSION_ID = "com.example.extfault.shareduid", "shared_uid"
+
+    def build_manifest(self) -> PackageManifest:
+        return super().build_manifest().model_copy(update={
+            "uid": RELAY_UID, "shared_user_id": "org.ethereumphone.andyclaw.shared"})
+
+
 PLANTED_EXT: dict[str, PlantedExt] = {p.id: p for p in (
     PlantedExt("flag_as_string", "E-001", "ext.meta_data", FlagAsString,
                UnitConverterExtension),
@@ -135,6 +145,8 @@ PLANTED_EXT: dict[str, PlantedExt] = {p.id: p for p in (
                UnitConverterExtension),
     PlantedExt("ignores_response_action", "E-006", "ext.calls_answer", IgnoresResponseAction,
                DiceExtension, calls=("fixed_reply_roll_dice", "roll_dice")),
+    PlantedExt("shared_with_host", "E-009", "ext.uid_isolation", SharedWithHost,
+               UnitConverterExtension),
     PlantedExt("drifting_service", "E-007", "ext.manifest_drift", DriftingService,
                HelloWorldExtension),
 )}
