@@ -169,12 +169,13 @@ async def cancel(ctx: RunContext) -> Verdict:
     r, ack = await ctx.cancel_operation(op, rid)
     final, _states, _last = await ctx.poll(op, rid)
     b1 = await ctx.observe(sc.observer) if sc.observer else None
-    obs: dict[str, Any] = {"cancel_reply": signature(r) if ack is None else ack.state.value,
+    obs: dict[str, Any] = {"cancel_reply": op_reply_problem(r) if ack is None
+                           else ack.state.value,
                            "final": final.state.value if final else None}
     if ack is None:
         code = signature(r).get("code")
         if code != "CONFLICT":
-            return failed(f"cancel_operation answered {signature(r)}", **obs)
+            return failed(f"cancel_operation answered {op_reply_problem(r)}", **obs)
         if final is not None and final.state == cetp.OpState.CANCELLED:
             return failed("CONFLICT, yet the operation ended cancelled", **obs)
     elif ack.state != cetp.OpState.CANCELLATION_REQUESTED:
@@ -207,14 +208,15 @@ async def cancel_after_commit(ctx: RunContext) -> Verdict:
                          "to cancel")
     r, ack = await ctx.cancel_operation(run["op"], run["rid"])
     _r, after = await ctx.get_operation(run["op"], run["rid"])
-    obs = {"cancel_reply": signature(r) if ack is None else ack.state.value,
+    obs = {"cancel_reply": op_reply_problem(r) if ack is None else ack.state.value,
            "state_after": after.state.value if after else None}
     if ack is not None and ack.state == cetp.OpState.CANCELLED:
         return failed("cancel_operation claimed the finished operation was cancelled", **obs)
     if after is not None and after.state != cetp.OpState.SUCCEEDED:
         return failed(f"the succeeded operation changed to {after.state.value}", **obs)
     if ack is None and signature(r).get("code") != "CONFLICT":
-        return failed(f"cancel_operation answered {signature(r)}; expected CONFLICT", **obs)
+        return failed(f"cancel_operation answered {op_reply_problem(r)}; expected CONFLICT",
+                      **obs)
     return passed("CONFLICT" if ack is None else "acknowledged; the state stayed succeeded",
                   **obs)
 
@@ -237,7 +239,7 @@ async def window(ctx: RunContext) -> Verdict:
     r2 = await ctx.execute(sc.tool, sc.args, request_id=run["rid"])
     s2 = await ctx.settle(r2, run["rid"])
     want = op_signature(final)
-    obs = {"queried": again.state.value if again else signature(_r), "retry": s2,
+    obs = {"queried": again.state.value if again else op_reply_problem(_r), "retry": s2,
            "terminal": want}
     if again is None or again.state != final.state:
         return failed("the finished operation is no longer reported as "

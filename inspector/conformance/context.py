@@ -167,6 +167,9 @@ def op_reply_problem(last: CallResult | None, states: list[OperationState] | Non
         except ProtocolViolation as v:
             return JsonDict({"kind": "malformed_operation", "field": v.field,
                              "problem": str(v)})
+        if op.is_terminal:
+            return JsonDict({"kind": "operation", "state": op.state.value,
+                             "operation_id": op.operation_id})
         return JsonDict({"kind": "still_" + op.state.value, "operation_id": op.operation_id,
                          "polls": len(states or [])})
     return signature(last)
