@@ -152,8 +152,14 @@ async def cmd_conformance(ctx: Ctx) -> int:
         setup = _reference(decl.package, setup, a.confirmation_ttl_ms)
     elif a.confirmation_ttl_ms is not None:
         setup = {**(setup or {}), "resume_token_ttl_ms": a.confirmation_ttl_ms}
-    if a.confirmation_ttl_ms is not None:
-        _short_confirmations(session, decl.package, a.confirmation_ttl_ms)
+    # the in-process virtual device takes the lifetime for the run (the option, or the
+    # setup file's resume_token_ttl_ms), so confirmation.expired_token can wait it out
+    ttl = a.confirmation_ttl_ms
+    if ttl is None and isinstance(setup, dict) and isinstance(setup.get("resume_token_ttl_ms"),
+                                                              int):
+        ttl = setup["resume_token_ttl_ms"]
+    if ttl is not None:
+        _short_confirmations(session, decl.package, ttl)
     kwargs: dict[str, Any] = {
         # the in-process virtual device can act as another app (caller.* checks); else None
         "second_caller": second_caller_connector(session),

@@ -96,3 +96,23 @@ def test_conformance_of_an_extension(cli: Cli) -> None:
     assert results["ext.calls_answer"] == "pass" and results["ext.bridge"] == "pass"
     r = cli("conformance", "dice")
     assert r.code == 1 and "need setup (ext.calls_answer)" in r.doc["error"]["message"]
+
+
+def test_setup_file_lifetime_applies_to_the_in_process_device(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A --setup file's resume_token_ttl_ms also shortens the in-process device's
+    confirmation lifetime, so the expired-token check runs (and passes)."""
+    from inspector.conformance.presets import reference_setup
+
+    setup = reference_setup("com.example.pricealerts", confirmation_ttl_ms=1200)
+    assert setup is not None
+    setup.allow_mutations = ["create_alert"]
+    path = tmp_path / "setup.json"
+    path.write_text(setup.model_dump_json(exclude_none=True), encoding="utf-8")
+    code = main(["conformance", "com.example.pricealerts", "--setup", str(path),
+                 "--select", "confirmation.expired_token",
+                 "--virtual-state", str(tmp_path / "state"), "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    [r] = [x for x in doc["report"]["results"] if x["check_id"] == "confirmation.expired_token"]
+    assert r["outcome"] == "pass", r["message"]
+    assert code == 0
