@@ -165,8 +165,19 @@ def op_reply_problem(last: CallResult | None, states: list[OperationState] | Non
         try:
             op = cetp.parse_operation(last.reply.decoded)
         except ProtocolViolation as v:
-            return JsonDict({"kind": "malformed_operation", "field": v.field,
-                             "problem": str(v)})
+            out = JsonDict({"kind": "malformed_operation", "field": v.field,
+                            "problem": str(v)})
+            data = last.reply.decoded
+            err = data.get("error") if isinstance(data, dict) else None
+            if v.field.startswith("data.error"):
+                # name every missing field of the §5 error object, not just the first
+                missing = [k for k in ("error_code", "error_message", "retryable")
+                           if not isinstance(err, dict) or k not in err]
+                if missing:
+                    out["missing_error_fields"] = missing
+                    out["problem"] = (f"the {data.get('state', '?')} state's error object "
+                                      f"lacks {', '.join(missing)} (CETP v2 §5)")
+            return out
         if op.is_terminal:
             return JsonDict({"kind": "operation", "state": op.state.value,
                              "operation_id": op.operation_id})
