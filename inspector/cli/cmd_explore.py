@@ -267,6 +267,7 @@ async def cmd_extensions(ctx: Ctx) -> int:
 
 
 async def cmd_ext_manifest(ctx: Ctx) -> int:
+    from inspector.consumer.andyclaw_host import function_name_findings
     from inspector.protocol import andyclaw as ac
 
     session = await ctx.open_session()
@@ -281,6 +282,10 @@ async def cmd_ext_manifest(ctx: Ctx) -> int:
     android = android_profile_doc(session)
     checks = host.security_checks(
         granted_permissions=android["relay_granted_permissions"] if android else None)
+    # guide §3: names are unique across every installed extension
+    others = [session.extension_host(d) for d in session.extensions]
+    host.findings.extend(f for f in await function_name_findings(others, focus=decl.id)
+                         if not f.ok and f not in host.findings)
     doc = {
         "extension": extension_doc(decl),
         "raw_manifest": [f.model_dump(mode="json") for f in raw],

@@ -198,8 +198,27 @@ def build_parser() -> argparse.ArgumentParser:
                    help="cold_start: what wakes the provider (acquire: any wake; launch: only "
                    "its launch intent; off: disarm)")
 
-    p = cmd("conformance", "run the conformance suite against a provider")
-    p.add_argument("provider", metavar="PROVIDER")
+    p = cmd("conformance", "run the conformance suite against a provider (or an AndyClaw "
+            "extension)")
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.epilog = ("The virtual device's stock price-alert provider passes every check with:\n"
+                "  cetp-inspector conformance com.example.pricealerts --reference-setup "
+                "--confirmation-ttl-ms 1500 \\\n"
+                "      --allow-mutations create_alert,sync_watchlist,share_watchlist\n"
+                "Requirement coverage (spec statements with a check): "
+                "cetp-inspector conformance --coverage")
+    p.add_argument("provider", metavar="PROVIDER", nargs="?", default=None)
+    p.add_argument("--coverage", action="store_true",
+                   help="print how many provider MUST/SHOULD statements of the spec have a "
+                   "check (the requirement matrix, docs/conformance.md) and stop")
+    p.add_argument("--allow-calls", default=None, metavar="FUNCTIONS",
+                   help="for an AndyClaw extension: functions the suite may call")
+    p.add_argument("--reference-setup", action="store_true",
+                   help="use the ready-made scenarios of a virtual-device reference provider "
+                   "(they allow nothing: name the tools in --allow-mutations)")
+    p.add_argument("--confirmation-ttl-ms", type=int, default=None, metavar="MS",
+                   help="the provider's confirmation lifetime, for confirmation.expired_token; "
+                   "on the in-process virtual device it also sets that lifetime for the run")
     p.add_argument("--allow-mutations", default=None, metavar="TOOLS",
                    help="comma-separated tools the suite may invoke although they mutate")
     p.add_argument("--setup", default=None, metavar="FILE",

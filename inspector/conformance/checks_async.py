@@ -13,6 +13,7 @@ from inspector.conformance.context import (
     failed,
     from_findings,
     not_applicable,
+    op_reply_problem,
     op_signature,
     passed,
     signature,
@@ -60,11 +61,13 @@ async def accepted(ctx: RunContext) -> Verdict:
     sc = require(ctx, "async_call", capability=CAP_ASYNC)
     b0 = await ctx.observe(sc.observer) if sc.observer else None
     rid, op, r = await _start(ctx, sc)
+    # the later async checks follow this operation even when its reply is malformed, so
+    # its effect is never mistaken for a second execution's
+    ctx.async_run = {"rid": rid, "op": op, "before": b0}
     try:
         acc = cetp.parse_accepted(r.reply.decoded)
     except cetp.ProtocolViolation as v:
         return failed(f"accepted reply: {v}")
-    ctx.async_run = {"rid": rid, "op": op, "before": b0}
     v = from_findings(R.check_accepted(ctx.tool(sc.tool), ctx.capabilities))
     v.observed = {"operation_id": op, "poll_after_ms": acc.poll_after_ms}
     return v
@@ -107,8 +110,11 @@ async def poll(ctx: RunContext) -> Verdict:
     final = run["final"]
     if final is None:
         last = run["last"]
-        return failed("no terminal state within poll_timeout_ms, or get_operation failed: "
-                      f"{signature(last) if last else '?'}", **obs)
+        problem = op_reply_problem(last, run["states"])
+        what = ("the operation did not reach a terminal state within poll_timeout_ms"
+                if str(problem.get("kind", "")).startswith("still_")
+                else "get_operation did not return a valid operation state")
+        return failed(f"{what}: {problem}", **obs)
     if final.state == cetp.OpState.SUCCEEDED and isinstance(final.result, cetp.InlineResult):
         t = ctx.tool(sc.tool)
         if t is not None and t.output_schema is not None:
@@ -163,12 +169,13 @@ async def cancel(ctx: RunContext) -> Verdict:
     r, ack = await ctx.cancel_operation(op, rid)
     final, _states, _last = await ctx.poll(op, rid)
     b1 = await ctx.observe(sc.observer) if sc.observer else None
-    obs: dict[str, Any] = {"cancel_reply": signature(r) if ack is None else ack.state.value,
+    obs: dict[str, Any] = {"cancel_reply": op_reply_problem(r) if ack is None
+                           else ack.state.value,
                            "final": final.state.value if final else None}
     if ack is None:
         code = signature(r).get("code")
         if code != "CONFLICT":
-            return failed(f"cancel_operation answered {signature(r)}", **obs)
+            return failed(f"cancel_operation answered {op_reply_problem(r)}", **obs)
         if final is not None and final.state == cetp.OpState.CANCELLED:
             return failed("CONFLICT, yet the operation ended cancelled", **obs)
     elif ack.state != cetp.OpState.CANCELLATION_REQUESTED:
@@ -201,14 +208,15 @@ async def cancel_after_commit(ctx: RunContext) -> Verdict:
                          "to cancel")
     r, ack = await ctx.cancel_operation(run["op"], run["rid"])
     _r, after = await ctx.get_operation(run["op"], run["rid"])
-    obs = {"cancel_reply": signature(r) if ack is None else ack.state.value,
+    obs = {"cancel_reply": op_reply_problem(r) if ack is None else ack.state.value,
            "state_after": after.state.value if after else None}
     if ack is not None and ack.state == cetp.OpState.CANCELLED:
         return failed("cancel_operation claimed the finished operation was cancelled", **obs)
     if after is not None and after.state != cetp.OpState.SUCCEEDED:
         return failed(f"the succeeded operation changed to {after.state.value}", **obs)
     if ack is None and signature(r).get("code") != "CONFLICT":
-        return failed(f"cancel_operation answered {signature(r)}; expected CONFLICT", **obs)
+        return failed(f"cancel_operation answered {op_reply_problem(r)}; expected CONFLICT",
+                      **obs)
     return passed("CONFLICT" if ack is None else "acknowledged; the state stayed succeeded",
                   **obs)
 
@@ -231,7 +239,7 @@ async def window(ctx: RunContext) -> Verdict:
     r2 = await ctx.execute(sc.tool, sc.args, request_id=run["rid"])
     s2 = await ctx.settle(r2, run["rid"])
     want = op_signature(final)
-    obs = {"queried": again.state.value if again else signature(_r), "retry": s2,
+    obs = {"queried": again.state.value if again else op_reply_problem(_r), "retry": s2,
            "terminal": want}
     if again is None or again.state != final.state:
         return failed("the finished operation is no longer reported as "
@@ -281,7 +289,7 @@ async def restart_recovery(ctx: RunContext) -> Verdict:
            "single_effect": single}
     if final is None:
         return failed("after the restart the operation never reached a terminal state "
-                      f"({signature(last) if last else 'no reply'})", **obs)
+                      f"({op_reply_problem(last, states)})", **obs)
     if s2 != op_signature(final):
         return failed(f"the retry returned {s2}, the operation ended {op_signature(final)}",
                       **obs)

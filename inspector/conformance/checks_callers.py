@@ -19,6 +19,7 @@ from inspector.conformance.context import (
     Snapshot,
     Verdict,
     failed,
+    op_reply_problem,
     op_signature,
     passed,
     signature,
@@ -112,8 +113,8 @@ async def operation_bound(ctx: RunContext) -> Verdict:
     rc, cancelled = await other.cancel_operation(op_id, rid)
     op, _, _ = await ctx.poll(op_id, rid)
     final = op_signature(op) if op is not None else {"kind": "unfinished"}
-    obs = {**who, "operation_id": op_id, "other_get": signature(rg),
-           "other_cancel": signature(rc), "first_caller_final": final}
+    obs = {**who, "operation_id": op_id, "other_get": op_reply_problem(rg),
+           "other_cancel": op_reply_problem(rc), "first_caller_final": final}
     if state is not None:
         return failed(f"get_operation by another app returned caller A's operation "
                       f"(state {state.state.value}): operation_id is not bound to the caller",
@@ -122,7 +123,8 @@ async def operation_bound(ctx: RunContext) -> Verdict:
         return failed("another app cancelled caller A's operation", **obs)
     for what, r in (("get_operation", rg), ("cancel_operation", rc)):
         if signature(r)["kind"] != "error":
-            return failed(f"{what} by another app did not return an error ({signature(r)})",
+            return failed(f"{what} by another app did not return an error "
+                          f"({op_reply_problem(r)})",
                           **obs)
     return passed("caller B got errors for A's operation; A's operation ran to its end",
                   **obs)

@@ -350,9 +350,22 @@ async def approve(ctx: RunContext) -> Verdict:
     if a["outcome"]["kind"] not in ("success", "file"):
         return failed(f"the resumed call did not succeed: {a['outcome']}", **obs)
     if a["effect"] is not None and not a["effect"]:
+        if _reveals(ctx, sc):
+            return failed("the resumed call answered success, but the observer, which showed "
+                          f"this tool's effect ({ctx.single_effect}) in idempotency.replay, "
+                          "did not change: the approved action was not carried out", **obs)
         raise NeedsSetup("the observer did not change after the approved call; choose one "
                          "that reveals this effect")
     return passed("resumed and succeeded", **obs)
+
+
+def _reveals(ctx: RunContext, sc: Scenario) -> bool:
+    """Whether this observer is known to show this tool's effect: the `mutation` scenario
+    runs the same tool with the same observer and idempotency.replay saw it change."""
+    m = ctx.setup.mutation
+    return bool(ctx.single_effect) and m is not None and m.tool == sc.tool \
+        and m.observer is not None and sc.observer is not None \
+        and m.observer.model_dump() == sc.observer.model_dump()
 
 
 @check("confirmation.token_single_use", "a used resume_token has no second effect", "§4.3",

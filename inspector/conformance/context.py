@@ -107,6 +107,16 @@ def from_findings(findings: Iterable[Finding], *, rule_ids: Iterable[str] | None
 # --------------------------------------------------------------------------------------
 
 
+class JsonDict(dict):  # type: ignore[type-arg]
+    """A dict that prints as JSON: messages that embed an outcome or an effect vector
+    (f"got {sig}") show JSON an author can paste, not Python reprs."""
+
+    def __repr__(self) -> str:
+        return json.dumps(self, ensure_ascii=False, sort_keys=True, default=str)
+
+    __str__ = __repr__
+
+
 def canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
@@ -115,32 +125,65 @@ def signature(r: CallResult) -> dict[str, Any]:
     """What a call came back with, comparable across replays (`settle` resolves
     accepted operations to their terminal outcome)."""
     if r.transport is not None:
-        return {"kind": "transport", "code": r.transport.code}
+        return JsonDict({"kind": "transport", "code": r.transport.code})
     if r.violation is not None or r.reply is None:
-        return {"kind": "malformed", "field": r.violation.field if r.violation else ""}
+        return JsonDict({"kind": "malformed", "field": r.violation.field if r.violation else ""})
     rep = r.reply
     if rep.is_error and rep.error is not None:
-        return {"kind": "error", "code": rep.error.error_code}
+        return JsonDict({"kind": "error", "code": rep.error.error_code})
     if rep.accepted:
         op = rep.decoded.get("operation_id") if isinstance(rep.decoded, dict) else None
-        return {"kind": "accepted", "operation_id": op}
+        return JsonDict({"kind": "accepted", "operation_id": op})
     try:
         env = cetp.parse_result_envelope(rep.decoded)
     except ProtocolViolation as v:
-        return {"kind": "malformed", "field": v.field}
+        return JsonDict({"kind": "malformed", "field": v.field})
     if isinstance(env, FileResult):
-        return {"kind": "file", "sha256": env.sha256, "size": env.size_bytes}
-    return {"kind": "success", "value": env.value}
+        return JsonDict({"kind": "file", "sha256": env.sha256, "size": env.size_bytes})
+    return JsonDict({"kind": "success", "value": env.value})
 
 
 def op_signature(op: OperationState) -> dict[str, Any]:
     if op.state == cetp.OpState.SUCCEEDED and op.result is not None:
         if isinstance(op.result, FileResult):
-            return {"kind": "file", "sha256": op.result.sha256, "size": op.result.size_bytes}
-        return {"kind": "success", "value": op.result.value}
+            return JsonDict({"kind": "file", "sha256": op.result.sha256,
+                             "size": op.result.size_bytes})
+        return JsonDict({"kind": "success", "value": op.result.value})
     if op.state == cetp.OpState.FAILED and op.error is not None:
-        return {"kind": "error", "code": op.error.error_code}
-    return {"kind": op.state.value}
+        return JsonDict({"kind": "error", "code": op.error.error_code})
+    return JsonDict({"kind": op.state.value})
+
+
+def op_reply_problem(last: CallResult | None, states: list[OperationState] | None = None
+                     ) -> dict[str, Any]:
+    """Why polling ended without a terminal state, said exactly: still running (the state
+    it was in), an error reply, or a status reply that is not a valid operation state
+    (which field is wrong) — never "malformed data.kind" for an operation reply."""
+    if last is None:
+        return JsonDict({"kind": "no_reply"})
+    if last.reply is not None and last.reply.ok:
+        try:
+            op = cetp.parse_operation(last.reply.decoded)
+        except ProtocolViolation as v:
+            out = JsonDict({"kind": "malformed_operation", "field": v.field,
+                            "problem": str(v)})
+            data = last.reply.decoded
+            err = data.get("error") if isinstance(data, dict) else None
+            if v.field.startswith("data.error"):
+                # name every missing field of the §5 error object, not just the first
+                missing = [k for k in ("error_code", "error_message", "retryable")
+                           if not isinstance(err, dict) or k not in err]
+                if missing:
+                    out["missing_error_fields"] = missing
+                    out["problem"] = (f"the {data.get('state', '?')} state's error object "
+                                      f"lacks {', '.join(missing)} (CETP v2 §5)")
+            return out
+        if op.is_terminal:
+            return JsonDict({"kind": "operation", "state": op.state.value,
+                             "operation_id": op.operation_id})
+        return JsonDict({"kind": "still_" + op.state.value, "operation_id": op.operation_id,
+                         "polls": len(states or [])})
+    return signature(last)
 
 
 def _shape(value: Any, path: str, arrays: dict[str, int], scalars: dict[str, Any],
@@ -179,7 +222,7 @@ def effect_vector(before: Any, after: Any) -> dict[str, float]:
         num = (isinstance(x, int | float) and isinstance(y, int | float)
                and not isinstance(x, bool) and not isinstance(y, bool))
         out[p or "."] = (y - x) if num else 1
-    return out
+    return JsonDict(out)
 
 
 def effect_size(before: Any, after: Any) -> int:
@@ -406,14 +449,16 @@ class RunContext:
     async def v2(self, method: str, *, request_id: str | None = None,
                  token: str | None = None, more: dict[str, Any] | None = None,
                  timeout_ms: int | None = None, tool: str | None = None,
-                 renegotiate: bool = True) -> CallResult:
+                 renegotiate: bool = True, deadline_at_ms: int | None = None) -> CallResult:
         """A v2 call with the common envelope; re-negotiates once on NEGOTIATION_REQUIRED
-        when it used the main session (same request_id)."""
+        when it used the main session (same request_id). `deadline_at_ms` overrides the
+        deadline (the expired-deadline check sends one in the past)."""
         rid = request_id or cetp.new_request_id()
         own = token is None
         tok = token if token is not None else await self.ensure_token()
         for attempt in (1, 2):
-            extras = cetp.v2_extras(tok, rid, self.deadline(), **(more or {}))
+            deadline = self.deadline() if deadline_at_ms is None else deadline_at_ms
+            extras = cetp.v2_extras(tok, rid, deadline, **(more or {}))
             r = await self.raw(method, extras, request_id=rid, tool=tool, timeout_ms=timeout_ms)
             err = r.reply.error if r.reply is not None else None
             if (attempt == 1 and own and renegotiate and err is not None
@@ -426,7 +471,8 @@ class RunContext:
     async def execute(self, tool: str, args: Any, *, request_id: str | None = None,
                       resume_token: str | None = None, token: str | None = None,
                       more: dict[str, Any] | None = None, timeout_ms: int | None = None,
-                      safety: bool = True, renegotiate: bool = True) -> CallResult:
+                      safety: bool = True, renegotiate: bool = True,
+                      deadline_at_ms: int | None = None) -> CallResult:
         """execute_tool — refused (NeedsSetup) for a tool the user has not allowed."""
         if safety:
             self.guard(tool)
@@ -435,7 +481,8 @@ class RunContext:
             m["resume_token"] = resume_token
         m.update(more or {})
         return await self.v2(cetp.EXECUTE_TOOL, request_id=request_id, token=token, more=m,
-                             timeout_ms=timeout_ms, tool=tool, renegotiate=renegotiate)
+                             timeout_ms=timeout_ms, tool=tool, renegotiate=renegotiate,
+                             deadline_at_ms=deadline_at_ms)
 
     async def get_operation(self, operation_id: str, request_id: str, *,
                             token: str | None = None) -> tuple[CallResult,
@@ -487,10 +534,10 @@ class RunContext:
         sig = signature(r)
         if sig["kind"] != "accepted" or not sig.get("operation_id"):
             return sig
-        op, _, last = await self.poll(str(sig["operation_id"]), request_id)
+        op, states, last = await self.poll(str(sig["operation_id"]), request_id)
         if op is None:
-            return {"kind": "unfinished", "operation_id": sig["operation_id"],
-                    "last": signature(last) if last else None}
+            return JsonDict({"kind": "unfinished", "operation_id": sig["operation_id"],
+                             "last": op_reply_problem(last, states)})
         return op_signature(op)
 
     # ------------------------------------------------------------------ observing effects

@@ -37,9 +37,7 @@ def _case(parent: ET.Element, r: CheckResult) -> None:
                  ("outcome", r.outcome.value),
                  ("exchanges", ",".join(r.evidence.exchange_ids))):
         ET.SubElement(props, "property", {"name": k, "value": _clean(v)})
-    detail = _clean(r.message + ("\n" + json.dumps(r.evidence.observed, ensure_ascii=False,
-                                                   default=str, indent=1)
-                                 if r.evidence.observed else ""))
+    detail = _clean("\n".join(_detail_lines(r)))
     msg = _clean(r.message[:500])
     if r.outcome == Outcome.FAIL:
         el = ET.SubElement(case, "failure", {"message": msg, "type": r.level})
@@ -52,6 +50,27 @@ def _case(parent: ET.Element, r: CheckResult) -> None:
     elif r.outcome == Outcome.WARNING:
         out = ET.SubElement(case, "system-out")
         out.text = "WARNING: " + detail
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def _detail_lines(r: CheckResult) -> list[str]:
+    """What a CI reader acts on: the message, what was sent, what came back, the rule (quoted
+    with its section), the cause when this is a consequence, then the values judged."""
+    lines = [r.message]
+    if r.sent is not None:
+        lines.append("sent: " + _json(r.sent))
+    if r.received is not None:
+        lines.append("got: " + _json(r.received))
+    for q in r.requirements[:2]:
+        lines.append(f"rule: {q.id} {q.section} {q.keyword}: \u201c{q.quote}\u201d")
+    if r.caused_by:
+        lines.append(f"consequence of: {r.caused_by}")
+    if r.evidence.observed:
+        lines.append(json.dumps(r.evidence.observed, ensure_ascii=False, default=str, indent=1))
+    return lines
 
 
 def to_junit_xml(report: ConformanceReport) -> str:

@@ -45,6 +45,8 @@ class Category(StrEnum):
     UNTRUSTED = "untrusted"
     V1 = "v1"
     CALLERS = "callers"
+    ENFORCEMENT = "enforcement"  # deadlines, scopes, read tools, what was advertised
+    EXTENSION = "extension"  # AndyClaw extensions (inspector.conformance.extensions)
 
 
 # --------------------------------------------------------------------------------------
@@ -106,8 +108,13 @@ class ConformanceSetup(BaseModel):
     confirmation_alt_args: Any = None
     #: a call the provider answers with `accepted` and that runs long enough to cancel
     async_call: Scenario | None = None
-    #: a read whose result exceeds max_inline_result_bytes (large-result checks)
+    #: a read whose result exceeds max_inline_result_bytes (large-result checks); when its
+    #: tool takes an integer size argument (`bytes`, `size`, `size_bytes`) the suite also
+    #: sweeps the boundaries with it (`large.size_sweep`)
     large_result: ToolCall | None = None
+    #: a call needing a scope a fresh app has not been granted (`scopes.enforced`: the
+    #: second caller makes it and must get AUTH_REQUIRED / PERMISSION_DENIED, no effect)
+    ungranted: Scenario | None = None
     #: how confirmations are answered: "auto" through the relay (virtual device), "human"
     #: by a person on the phone (the front end prompts), "none" (checks need setup)
     confirmations: ConfirmationMode = "auto"
@@ -196,6 +203,15 @@ class Evidence(BaseModel):
     findings: list[Finding] = Field(default_factory=list)
 
 
+class RequirementRef(BaseModel):
+    """A spec statement a check tests (inspector.conformance.requirements)."""
+
+    id: str
+    section: str
+    keyword: str
+    quote: str
+
+
 class CheckResult(BaseModel):
     check_id: str
     title: str
@@ -206,6 +222,13 @@ class CheckResult(BaseModel):
     message: str = ""
     evidence: Evidence = Field(default_factory=Evidence)
     duration_ms: float = 0.0
+    #: the statements of the spec this check tests, quoted (the requirement matrix)
+    requirements: list[RequirementRef] = Field(default_factory=list)
+    #: for a failure: the call that shows it (method, tool, args as JSON) and its reply
+    sent: Any = None
+    received: Any = None
+    #: the failing check this failure most likely follows from (inspector.conformance.causes)
+    caused_by: str | None = None
 
     @property
     def spec_reference(self) -> str:
@@ -218,6 +241,10 @@ class Summary(BaseModel):
     must_failed: list[str] = Field(default_factory=list)
     must_not_passed: list[str] = Field(default_factory=list)  # fail, error or needs_setup
     warnings: list[str] = Field(default_factory=list)
+    #: failed MUST checks that are not a consequence of another failure
+    root_failures: list[str] = Field(default_factory=list)
+    #: cause → the failures grouped under it
+    consequences: dict[str, list[str]] = Field(default_factory=dict)
 
 
 class TargetInfo(BaseModel):
@@ -243,6 +270,9 @@ class ConformanceReport(BaseModel):
     setup: ConformanceSetup = Field(default_factory=ConformanceSetup)
     plan: Plan | None = None
     results: list[CheckResult] = Field(default_factory=list)
+    #: the exchanges the failing results point at (request, reply, decoded data; long
+    #: strings shortened), so evidence ids resolve without the session's traffic log
+    exchanges: list[dict[str, Any]] = Field(default_factory=list)
     summary: Summary = Field(default_factory=Summary)
     #: every MUST check passed or did not apply
     passed: bool = False
@@ -269,6 +299,9 @@ class ConformanceReport(BaseModel):
             must_failed=[r.check_id for r in must if r.outcome == Outcome.FAIL],
             must_not_passed=[r.check_id for r in must if not r.outcome.ok],
             warnings=[r.check_id for r in self.results if r.outcome == Outcome.WARNING],
+            root_failures=[r.check_id for r in must if r.outcome == Outcome.FAIL
+                           and not r.caused_by],
+            consequences=_grouped(self.results),
         )
         self.passed = not self.summary.must_not_passed
 
@@ -280,11 +313,66 @@ class ConformanceReport(BaseModel):
                  Outcome.PASS, Outcome.NOT_APPLICABLE, Outcome.SKIPPED]
         for o in order:
             for r in self.by_outcome(o):
-                lines.append(f"  {o.value.upper():14} {r.check_id} [{r.level} {r.section}]"
-                             + (f": {r.message}" if r.message and o != Outcome.PASS else ""))
+                if r.caused_by:
+                    continue  # listed under its cause
+                lines.extend(_describe(r))
+                for c in self.results:
+                    if c.caused_by == r.check_id:
+                        lines.extend("      " + x for x in _describe(c))
         c = self.summary.counts
         lines.append("  " + ", ".join(f"{k} {v}" for k, v in sorted(c.items())))
-        lines.append("  RESULT: " + ("every MUST passed" if self.passed else
-                                     f"{len(self.summary.must_not_passed)} MUST check(s) did "
-                                     "not pass"))
+        lines.append("  RESULT: " + self.verdict())
         return "\n".join(lines)
+
+    def verdict(self) -> str:
+        """The one-line verdict (CLI and GUI): what failed first, then what needs setup —
+        "0 failed, 2 need setup (…)" for a provider nothing was found wrong with."""
+        if self.passed:
+            return "every MUST passed"
+        must = [r for r in self.results if r.level == "MUST"]
+        failed_ = [r.check_id for r in must if r.outcome == Outcome.FAIL and not r.caused_by]
+        grouped = [r.check_id for r in must if r.outcome == Outcome.FAIL and r.caused_by]
+        errors = [r.check_id for r in must if r.outcome == Outcome.ERROR]
+        setup = [r.check_id for r in must if r.outcome == Outcome.NEEDS_SETUP]
+        parts = [f"{len(failed_)} failed" + (f" ({', '.join(failed_[:8])}"
+                                              + (", …)" if len(failed_) > 8 else ")")
+                                              if failed_ else "")]
+        if grouped:
+            parts.append(f"{len(grouped)} more grouped under them as consequences")
+        if errors:
+            parts.append(f"{len(errors)} could not complete ({', '.join(errors[:5])})")
+        if setup:
+            parts.append(f"{len(setup)} need setup ({', '.join(setup[:8])}"
+                         + (", …)" if len(setup) > 8 else ")"))
+        return ", ".join(parts)
+
+
+def _grouped(results: list[CheckResult]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for r in results:
+        if r.caused_by:
+            out.setdefault(r.caused_by, []).append(r.check_id)
+    return out
+
+
+def _json(value: Any, limit: int = 600) -> str:
+    import json
+
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _describe(r: CheckResult) -> list[str]:
+    """A result as text lines: outcome, message, and for a failure what was sent, what came
+    back and the rule."""
+    o = r.outcome
+    lines = [f"  {o.value.upper():14} {r.check_id} [{r.level} {r.section}]"
+             + (f": {r.message}" if r.message and o != Outcome.PASS else "")]
+    if o in (Outcome.FAIL, Outcome.WARNING, Outcome.ERROR):
+        if r.sent is not None:
+            lines.append(f"      sent: {_json(r.sent)}")
+        if r.received is not None:
+            lines.append(f"      got:  {_json(r.received)}")
+        for q in r.requirements[:2]:
+            lines.append(f"      rule: {q.id} {q.section} {q.keyword}: \u201c{q.quote}\u201d")
+    return lines

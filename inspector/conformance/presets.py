@@ -26,7 +26,8 @@ def reference_setup(package: str, *, confirmation_ttl_ms: int | None = None
     `confirmation_ttl_ms` is the device's confirmation lifetime when it was started with a
     short one (`VirtualDevice(confirmation_ttl_ms=…)`, `--confirmation-ttl-ms`); with the
     default 300 s the expired-token check reports needs_setup rather than wait."""
-    if package == PRICE_ALERTS:
+    # the planted-fault plugins (inspector.virtual.faultplugins) are the same provider
+    if package == PRICE_ALERTS or package.startswith("com.example.fault."):
         alerts = Observer(tool="list_alerts")
         return ConformanceSetup(
             tool_args={"get_quote": {"symbol": "ACME"}, "export_history": {"rows": 3},
@@ -41,10 +42,15 @@ def reference_setup(package: str, *, confirmation_ttl_ms: int | None = None
                                       "step_ms": 300},
                                 observer=SYNC_EXECUTIONS),
             large_result=ToolCall(tool="export_history", args={"bytes": 400_000}),
+            # a fresh app (the second caller) holds no watchlist.share grant
+            ungranted=Scenario(tool="share_watchlist", args={"recipient": "kim@example.com"},
+                               observer=Observer(tool="list_executions",
+                                                 args={"tool": "share_watchlist"},
+                                                 ignore_keys=["executions"])),
             resume_token_ttl_ms=confirmation_ttl_ms,
         )
     return None
 
 
 #: the tools the price-alert preset needs allowed to run every check
-PRICE_ALERTS_MUTATIONS = ("create_alert", "sync_watchlist")
+PRICE_ALERTS_MUTATIONS = ("create_alert", "sync_watchlist", "share_watchlist")

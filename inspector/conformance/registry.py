@@ -116,8 +116,10 @@ def _load() -> None:
     """Import the check modules (they register themselves)."""
     from inspector.conformance import (  # noqa: F401
         checks_async,
+        checks_bounds,
         checks_callers,
         checks_calls,
         checks_effects,
+        checks_enforcement,
         checks_static,
     )

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
-from inspector.conformance import registry
+from inspector.conformance import causes, evidence, registry
 from inspector.conformance.context import (
     HumanPrompt,
     NeedsSetup,
@@ -350,6 +350,8 @@ async def run_conformance(
         ctx.detach()
         await ctx.close_other()
     report.finished_ms = time.time() * 1000
+    causes.group(report.results)
+    evidence.annotate(report, list(ctx.recorder.exchanges))
     report.finalize()
     if progress is not None:
         progress(ProgressEvent("done", len(report.results), len(report.results)))

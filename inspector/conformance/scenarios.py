@@ -17,6 +17,8 @@ HINTS = {
     "async_call": "set `async_call` to a call the provider answers with `accepted`",
     "large_result": "set `large_result` to a read whose result exceeds "
                     "max_inline_result_bytes",
+    "ungranted": "set `ungranted` to a call needing a scope a fresh app holds no grant for "
+                 "(e.g. a sharing tool), with an `observer`",
 }
 
 

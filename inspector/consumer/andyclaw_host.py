@@ -147,14 +147,22 @@ class ExtensionHost:
         try:
             self.functions = ac.parse_manifest_array(res.data)
         except ProtocolViolation as v:
+            # the real host yields no functions at all, silently: say so as a MUST failure
+            finding = rules.R_EXT_INPUT_SCHEMA.fail(
+                f"{v} — the AndyClaw host parses the whole manifest or nothing, so it would "
+                "register no function of this extension", "manifest")
+            self.findings.append(finding)
             self.recorder.finish(x, ExchangeStatus.MALFORMED, response_bytes=len(res.data),
                                  error_code="MALFORMED_MANIFEST", error_message=str(v),
-                                 findings=[violation_finding(v, "andyclaw")],
+                                 findings=[violation_finding(v, "andyclaw"), finding],
                                  notes=["the AndyClaw host would register no functions"])
             self.functions = []
             return []
+        schema_findings = rules.check_input_schemas(self.functions)
+        self.findings.extend(f for f in schema_findings if not f.ok)
         self.recorder.finish(x, ExchangeStatus.SUCCESS, response_bytes=len(res.data),
-                             decoded=[f.model_dump() for f in self.functions])
+                             decoded=[f.model_dump() for f in self.functions],
+                             findings=schema_findings)
         return self.functions
 
     async def get_manifest(self) -> ac.ServiceManifest:
@@ -291,7 +299,7 @@ class ExtensionHost:
         except RelayError as exc:
             self._fail(x, exc)
             raise cerr.TransportFailure(exc.code, exc.message, exc.hint, x.id) from None
-        reply = ac.reply_from_broadcast(br.reply, br.timed_out)
+        reply = ac.reply_from_broadcast(br.reply, br.timed_out, reply_action, self.timeout_ms)
         if br.timed_out and br.detail:  # the Java relay says why (e.g. the target is stopped)
             reply = reply.model_copy(update={"problems": [*reply.problems, br.detail[:500]]})
         self._finish_reply(x, reply, br.reply)
@@ -329,3 +337,24 @@ class ExtensionHost:
         return security_checks(self.decl, host_uid=self._host_uid(), functions=self.functions,
                                pinned_cert_sha256=pinned_cert_sha256,
                                granted_permissions=granted_permissions)
+
+
+async def function_name_findings(hosts: list[ExtensionHost], *, focus: str | None = None
+                                 ) -> list[Finding]:
+    """guide §3: function names are unique across all installed extensions. Reads each
+    extension's raw manifest (once) and judges the names together; with `focus` (an
+    extension id) only the findings about that extension are returned."""
+    by_ext: dict[str, list[ac.ExtensionFunction]] = {}
+    for h in hosts:
+        if h.decl.manifest_resource_id is None:
+            continue
+        if not h.functions:
+            try:
+                await h.read_manifest()
+            except (cerr.ConsumerError, RelayError):
+                continue  # its own exchange says why; it contributes no names
+        by_ext[h.decl.id] = list(h.functions)
+    found = rules.check_function_names(by_ext)
+    if focus is not None:
+        found = [f for f in found if focus in f.message or f.path.startswith(focus + ":")]
+    return found

@@ -335,11 +335,20 @@ def reply_from_provider(bundle: Mapping[str, Any] | None) -> ExtensionReply:
     return _result_or_error(Bridge.PROVIDER, bundle)
 
 
-def reply_from_broadcast(bundle: Mapping[str, Any] | None, timed_out: bool) -> ExtensionReply:
-    """Broadcast bridge: the reply broadcast's extras, or a timeout."""
+def reply_from_broadcast(bundle: Mapping[str, Any] | None, timed_out: bool,
+                         response_action: str | None = None, timeout_ms: int | None = None
+                         ) -> ExtensionReply:
+    """Broadcast bridge: the reply broadcast's extras, or a timeout — with its likely cause:
+    the receiver got the request but never answered on the `response_action` it was given
+    (it ignores the extra, answers on a fixed action, or does not answer)."""
     if timed_out:
-        return ExtensionReply(bridge=Bridge.BROADCAST, outcome="timeout",
-                              problems=["no reply broadcast arrived in time"])
+        waited = f" within {timeout_ms / 1000:g} s" if timeout_ms else ""
+        where = f" on {response_action}" if response_action else ""
+        return ExtensionReply(bridge=Bridge.BROADCAST, outcome="timeout", problems=[
+            f"no reply broadcast arrived{where}{waited}. Likely cause: the extension's "
+            "receiver ignores the request's response_action extra (it must send its "
+            "result or error with Intent(response_action), the action the host listens "
+            "on) or never replies; retrying the same call will time out again"])
     return _result_or_error(Bridge.BROADCAST, bundle)
 
 

@@ -422,6 +422,14 @@ def extension_declaration(info: PackageInfo) -> ExtensionDeclaration | None:
                             "the host cannot reach it")
         if not b.enabled:
             problems.append(f"{b.bridge.value} bridge {b.component} is disabled")
+    # the host picks by priority only; the inspector picks the best bridge that can work
+    # (exported and enabled) and says when the host's choice differs
+    usable = [b for b in bridges if b.exported and b.enabled]
+    chosen = usable[0] if usable else (bridges[0] if bridges else None)
+    if bridges and chosen is not None and chosen is not bridges[0]:
+        problems.append(f"the host would pick the {bridges[0].bridge.value} bridge (highest "
+                        f"priority), which cannot work; the inspector uses the "
+                        f"{chosen.bridge.value} bridge instead")
     host_auth = ac.host_authority(info.package)
     prov = next((b for b in bridges if b.bridge == ac.Bridge.PROVIDER), None)
     if prov is not None and prov.authority != host_auth:
@@ -434,7 +442,7 @@ def extension_declaration(info: PackageInfo) -> ExtensionDeclaration | None:
         id=ext_id or ac.default_extension_id(info.package), id_declared=ext_id is not None,
         name=name or info.label or info.package, name_declared=name is not None,
         manifest_resource_id=manifest_id, bridges=bridges,
-        bridge=bridges[0].bridge if bridges else None,
+        bridge=chosen.bridge if chosen else None,
         host_authority=host_auth, problems=problems,
     )
 

@@ -18,16 +18,11 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-from inspector.protocol import errors as errtable
 from inspector.protocol import schema as schemas
-from inspector.protocol import text as txt
-from inspector.protocol.andyclaw import ExtensionFunction, ServiceManifest
 from inspector.protocol.cetp import (
     CAP_ASYNC,
-    CAP_LARGE,
     DRAFT_2020_12,
     KNOWN_CAPABILITIES,
     LIMIT_MINIMUMS,
@@ -37,59 +32,26 @@ from inspector.protocol.cetp import (
     Annotations,
     Effect,
     Execution,
-    FileResult,
     Limits,
     NegotiateResult,
     ProviderInfo,
-    Reply,
-    Scope,
     ToolDescriptor,
     ToolList,
     V1ProviderInfo,
     V1Tool,
     V1ToolList,
 )
-from inspector.protocol.discovery import CetpDeclaration, ExtensionDeclaration
+from inspector.protocol.discovery import CetpDeclaration
 from inspector.protocol.exchange import Finding
-
-Level = Literal["MUST", "SHOULD", "INFO"]
-CETP = "CETP v2"
-ANDYCLAW = "AndyClaw"
-
-
-@dataclass(frozen=True)
-class Rule:
-    id: str
-    section: str
-    level: Level
-    title: str
-    spec: str = CETP
-
-    def finding(self, ok: bool, message: str, path: str = "") -> Finding:
-        return Finding(rule_id=self.id, section=self.section, level=self.level, ok=ok,
-                       message=message, path=path)
-
-    def ok(self, message: str, path: str = "") -> Finding:
-        return self.finding(True, message, path)
-
-    def fail(self, message: str, path: str = "") -> Finding:
-        return self.finding(False, message, path)
-
-    @property
-    def reference(self) -> str:
-        return f"{self.spec} {self.section}"
-
-
-RULES: dict[str, Rule] = {}
-
-
-def _rule(id: str, section: str, level: Level, title: str, spec: str = CETP) -> Rule:
-    if id in RULES:  # pragma: no cover - programming error
-        raise ValueError(f"duplicate rule id {id}")
-    r = Rule(id, section, level, title, spec)
-    RULES[id] = r
-    return r
-
+from inspector.protocol.rules_base import (  # noqa: F401 - re-exported
+    ANDYCLAW,
+    CETP,
+    RULES,
+    Level,
+    Rule,
+    _rule,
+    _show,
+)
 
 # --- discovery -------------------------------------------------------------------------
 R_VERSIONS = _rule("discovery.versions_consistency", "§2.1", "MUST",
@@ -154,63 +116,50 @@ R_DIALECT = _rule("schema.dialect", "§3.2", "SHOULD",
                   "and schemas do not switch it")
 R_SCHEMA_VALID = _rule("schema.valid", "§3.2", "MUST",
                        "input and output schemas are valid under their dialect")
-# --- replies and errors ----------------------------------------------------------------
-R_ECHO = _rule("reply.echo", "§5", "MUST",
-               "v2 replies echo protocol_version (int 2) and the request_id")
-R_ERR_KNOWN = _rule("error.known_code", "§5", "SHOULD", "error codes come from the §5 table")
-R_ERR_RETRYABLE = _rule("error.retryable_matches", "§5", "MUST",
-                        "retryable agrees with the error table")
-R_ERR_SAFE = _rule("error.message_safe", "§5", "MUST",
-                   "error messages are safely displayable: no stack traces or sensitive "
-                   "details")
-R_ERR_RESOLUTION = _rule("error.resolution_fields", "§4.3", "MUST",
-                         "AUTH_REQUIRED / USER_ACTION_REQUIRED carry a PendingIntent "
-                         "resolution and a resume_token")
-R_ERR_IMMUTABLE = _rule("error.resolution_immutable", "§7.2", "MUST",
-                        "the resolution PendingIntent is immutable and targets a Provider "
-                        "activity")
-R_ERR_NO_AUTHORIZE_INTENT = _rule("error.no_authorize_intent", "§4.3", "MUST",
-                                  "v2 errors do not use v1's implicit authorize_intent")
-R_INLINE_LIMIT = _rule("result.inline_limit", "§4.5", "MUST",
-                       "inline results stay within max_inline_result_bytes")
-R_FILE_CAP = _rule("result.file_needs_capability", "§4.5", "MUST",
-                   "file results only after large_results was negotiated")
-R_ACCEPTED_CAP = _rule("execute.accepted_needs_capability", "§4.4", "MUST",
-                       "accepted (background operation) only after async_operations was "
-                       "negotiated, and only for tools with execution=sync_or_async")
-# --- untrusted text --------------------------------------------------------------------
-R_TEXT_LIMITS = _rule("text.length", "§7.3", "SHOULD",
-                      "names and descriptions stay within display length limits")
-R_TEXT_CONTROL = _rule("text.control_chars", "§7.3", "SHOULD",
-                       "names and descriptions contain no control or invisible formatting "
-                       "characters")
-R_TEXT_INSTRUCTIONS = _rule("text.instructions", "§7.3", "SHOULD",
-                            "descriptions and errors do not contain instruction-like text "
-                            "aimed at an agent")
-# --- AndyClaw --------------------------------------------------------------------------
-R_EXT_META = _rule("extension.meta_data", "guide §2", "MUST",
-                   "EXTENSION (boolean true), EXTENSION_ID, EXTENSION_NAME and "
-                   "EXTENSION_MANIFEST are declared", ANDYCLAW)
-R_EXT_BRIDGE = _rule("extension.bridge", "guide §4", "MUST",
-                     "at least one exported, enabled bridge component", ANDYCLAW)
-R_EXT_AUTHORITY = _rule("extension.provider_authority", "guide §4B", "MUST",
-                        "the provider bridge's authority is <package>.andyclaw.extension "
-                        "(the authority the host calls)", ANDYCLAW)
-R_EXT_FORM = _rule("extension.manifest_form", "guide §4A", "SHOULD",
-                   "GET_MANIFEST returns the same array form as the raw manifest", ANDYCLAW)
-R_EXT_DRIFT = _rule("extension.manifest_drift", "guide §4A", "SHOULD",
-                    "the raw manifest and the service's GET_MANIFEST list the same functions "
-                    "with the same descriptions and schemas", ANDYCLAW)
-R_EXT_UNIQUE = _rule("extension.function_unique", "guide §3", "MUST",
-                     "function names are unique across all installed extensions", ANDYCLAW)
-R_EXT_SIGNED = _rule("extension.signed", "security model", "MUST",
-                     "the extension APK has signing certificates (and matches a pinned hash)",
-                     ANDYCLAW)
-R_EXT_UID = _rule("extension.uid_isolation", "security model", "MUST",
-                  "the extension runs under its own UID (no shared user id with the host)",
-                  ANDYCLAW)
-R_EXT_PERMS = _rule("extension.required_permissions", "security model", "MUST",
-                    "the host holds every permission in requiredPermissions", ANDYCLAW)
+# --- replies, errors, untrusted text (inspector.protocol.rules_replies; imported here so
+# RULES keeps its order)
+from inspector.protocol.rules_replies import (  # noqa: E402 - re-exported
+    R_ACCEPTED_CAP,
+    R_ECHO,
+    R_ERR_IMMUTABLE,
+    R_ERR_KNOWN,
+    R_ERR_NO_AUTHORIZE_INTENT,
+    R_ERR_RESOLUTION,
+    R_ERR_RETRYABLE,
+    R_ERR_SAFE,
+    R_FILE_CAP,
+    R_INLINE_LIMIT,
+    R_TEXT_CONTROL,
+    R_TEXT_INSTRUCTIONS,
+    R_TEXT_LIMITS,
+    check_accepted,
+    check_error,
+    check_inline_size,
+    check_reply_echo,
+    check_result_kind,
+    check_texts,
+    descriptor_texts,
+)
+
+_REPLY_RULES_END = len(RULES)  # keeps the two imports (and RULES' order) apart
+# --- AndyClaw (inspector.protocol.rules_extension; imported here so RULES keeps its order)
+from inspector.protocol.rules_extension import (  # noqa: E402 - re-exported
+    R_EXT_AUTHORITY,
+    R_EXT_BRIDGE,
+    R_EXT_DRIFT,
+    R_EXT_FORM,
+    R_EXT_INPUT_SCHEMA,
+    R_EXT_META,
+    R_EXT_PERMS,
+    R_EXT_SIGNED,
+    R_EXT_UID,
+    R_EXT_UNIQUE,
+    check_extension_declaration,
+    check_extension_security,
+    check_function_names,
+    check_input_schemas,
+    check_manifest_drift,
+)
 
 
 def rules_by_section() -> dict[str, list[Rule]]:
@@ -248,9 +197,6 @@ def _tools(tools: ToolList | Sequence[ToolDescriptor]) -> list[ToolDescriptor]:
     return list(tools.tools) if isinstance(tools, ToolList) else list(tools)
 
 
-def _show(value: Any, limit: int = 60) -> str:
-    s = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    return repr(txt.one_line(s, limit)) if isinstance(value, str) else txt.one_line(s, limit)
 
 
 # --------------------------------------------------------------------------------------
@@ -701,290 +647,7 @@ def check_dialect(dialect: str | None, items: Iterable[tuple[str, Any]] = ()) ->
 
 
 # --------------------------------------------------------------------------------------
-# replies and errors
-# --------------------------------------------------------------------------------------
-
-
-def check_reply_echo(reply: Reply, request_id: str) -> list[Finding]:
-    """§5: a v2 reply echoes protocol_version 2 (as an int) and the request_id."""
-    probs = [p for p in reply.problems if p.field in ("protocol_version", "request_id")]
-    if not probs:
-        return [R_ECHO.ok("protocol_version and request_id echoed", "reply")]
-    return [R_ECHO.fail(p.message, p.field) for p in probs]
-
-
-def check_error(reply_or_error: Reply | Any, *, v2: bool = True) -> list[Finding]:
-    """Error-envelope rules for one error reply (or an ErrorInfo)."""
-    err = reply_or_error.error if isinstance(reply_or_error, Reply) else reply_or_error
-    if err is None:
-        return []
-    code = err.error_code
-    out: list[Finding] = []
-    known = errtable.is_known_code(code, v2=v2)
-    out.append(R_ERR_KNOWN.finding(known, f"{_show(code)}" + ("" if known else
-                                                              " is not in the error table"),
-                                   "error_code"))
-    if v2:
-        want = errtable.expected_retryable(code)
-        if want is not None and err.retryable is not None:
-            out.append(R_ERR_RETRYABLE.finding(
-                err.retryable == want,
-                f"{code}: retryable={str(err.retryable).lower()}"
-                + ("" if err.retryable == want else f", the table says {str(want).lower()}"),
-                "retryable"))
-    msg = err.error_message or ""
-    bad = []
-    if txt.stack_trace_like(msg):
-        bad.append("a stack trace")
-    secrets = txt.secret_like(msg)
-    if secrets:
-        bad.append(f"sensitive details ({secrets[0]})")
-    out.append(R_ERR_SAFE.finding(not bad, f"{code}: " + ("message is safe to display" if not bad
-                                                          else "message contains "
-                                                          + " and ".join(bad)),
-                                  "error_message"))
-    if v2 and code in (errtable.AUTH_REQUIRED, errtable.USER_ACTION_REQUIRED):
-        missing = [k for k, v in (("resolution", err.resolution),
-                                  ("resume_token", err.resume_token)) if v is None]
-        out.append(R_ERR_RESOLUTION.finding(
-            not missing, f"{code}: " + ("resolution and resume_token present" if not missing
-                                        else f"missing {', '.join(missing)}"), "resolution"))
-        if err.resolution is not None:
-            imm, act = err.resolution.immutable, err.resolution.targets_activity
-            if imm is not None or act is not None:
-                ok = imm is not False and act is not False
-                why = []
-                if imm is False:
-                    why.append("is mutable")
-                if act is False:
-                    why.append("does not target an activity")
-                out.append(R_ERR_IMMUTABLE.finding(
-                    ok, "resolution PendingIntent " + (" and ".join(why) if why
-                                                       else "is immutable"), "resolution"))
-    if v2:
-        out.append(R_ERR_NO_AUTHORIZE_INTENT.finding(
-            err.authorize_intent is None,
-            "no authorize_intent" if err.authorize_intent is None else
-            f"v2 error carries v1's authorize_intent {_show(err.authorize_intent)}",
-            "authorize_intent"))
-    out += check_texts([("error_message", "error_message", msg)])
-    return out
-
-
-def check_inline_size(data_text: str, limits: Limits | None) -> list[Finding]:
-    if limits is None:
-        return []
-    n = len(data_text.encode("utf-8"))
-    m = limits.max_inline_result_bytes
-    return [R_INLINE_LIMIT.finding(n <= m, f"inline data is {n} bytes (limit {m})", "data")]
-
-
-def check_result_kind(result: Any, capabilities: Iterable[str]) -> list[Finding]:
-    if not isinstance(result, FileResult):
-        return []
-    ok = CAP_LARGE in set(capabilities)
-    return [R_FILE_CAP.finding(ok, "file result " + ("with large_results negotiated" if ok else
-                                                      "although large_results was not "
-                                                      "negotiated"), "data.kind")]
-
-
-def check_accepted(tool: ToolDescriptor | None, capabilities: Iterable[str]) -> list[Finding]:
-    """An `accepted` reply arrived for `tool`: was that allowed?"""
-    caps = set(capabilities)
-    why = []
-    if CAP_ASYNC not in caps:
-        why.append("async_operations was not negotiated")
-    if tool is not None and tool.annotations.execution != Execution.SYNC_OR_ASYNC:
-        why.append(f"{tool.name} declares execution={tool.annotations.execution.value}")
-    return [R_ACCEPTED_CAP.finding(not why, "accepted " + ("as allowed" if not why else
-                                                           "although " + " and ".join(why)),
-                                   "status")]
-
-
-# --------------------------------------------------------------------------------------
-# untrusted text
-# --------------------------------------------------------------------------------------
-
-
-def check_texts(items: Iterable[tuple[str, str, str]]) -> list[Finding]:
-    """(path, kind, text) items: length (by `text.LIMITS[kind]`), control characters and
-    instruction-like phrases. Only problems and one ok per item for length are reported."""
-    out: list[Finding] = []
-    for path, kind, s in items:
-        if not isinstance(s, str):
-            continue
-        limit = txt.LIMITS.get(kind, txt.LIMITS["description"])
-        out.append(R_TEXT_LIMITS.finding(len(s) <= limit,
-                                         f"{len(s)} characters" + ("" if len(s) <= limit
-                                                                   else f" (limit {limit})"),
-                                         path))
-        allow_nl = kind in ("description", "error_message", "scope_description")
-        bad = txt.control_chars(s, allow_newlines=allow_nl)
-        out.append(R_TEXT_CONTROL.finding(
-            not bad, "no control characters" if not bad else
-            "contains " + ", ".join(f"U+{ord(c):04X}" for c in bad[:8]), path))
-        hits = txt.instruction_like(s)
-        out.append(R_TEXT_INSTRUCTIONS.finding(
-            not hits, "no instruction-like text" if not hits else
-            "instruction-like text: " + "; ".join(f"{h.label} ({h.excerpt!r})" for h in hits),
-            path))
-    return out
-
-
-def descriptor_texts(info: ProviderInfo | V1ProviderInfo | None,
-                     tools: ToolList | Sequence[ToolDescriptor] | V1ToolList | None
-                     ) -> list[tuple[str, str, str]]:
-    items: list[tuple[str, str, str]] = []
-    if info is not None:
-        items.append(("provider_name", "provider_name", info.provider_name))
-        items.append(("description", "description", info.description))
-        for i, s in enumerate(info.scopes):
-            items.append((f"scopes[{i}].name", "name", s.name))
-            items.append((f"scopes[{i}].description", "scope_description", s.description))
-            if isinstance(s, Scope):
-                items.append((f"scopes[{i}].title", "title", s.title))
-    if tools is not None:
-        seq = list(tools.tools) if isinstance(tools, ToolList | V1ToolList) else list(tools)
-        for i, t in enumerate(seq):
-            items.append((f"tools[{i}].name", "name", t.name))
-            if isinstance(t, ToolDescriptor):
-                items.append((f"tools[{i}].title", "title", t.title))
-            items.append((f"tools[{i}].description", "description", t.description))
-    return items
-
-
-# --------------------------------------------------------------------------------------
 # AndyClaw
-# --------------------------------------------------------------------------------------
-
-
-def check_extension_declaration(ext: ExtensionDeclaration) -> list[Finding]:
-    out = []
-    missing = []
-    if ext.flag_raw is not True:
-        missing.append("EXTENSION (boolean true)")
-    if not ext.id_declared:
-        missing.append("EXTENSION_ID")
-    if not ext.name_declared:
-        missing.append("EXTENSION_NAME")
-    if ext.manifest_resource_id is None:
-        missing.append("EXTENSION_MANIFEST")
-    out.append(R_EXT_META.finding(not missing, "meta-data complete" if not missing else
-                                  "missing or wrong: " + ", ".join(missing), ext.package))
-    usable = [b for b in ext.bridges if b.exported and b.enabled]
-    if not ext.bridges:
-        out.append(R_EXT_BRIDGE.fail("no bridge component", ext.package))
-    elif ext.bridge is not None and not any(b.bridge == ext.bridge for b in usable):
-        out.append(R_EXT_BRIDGE.fail(f"the chosen {ext.bridge.value} bridge is not exported "
-                                     "and enabled", ext.package))
-    else:
-        out.append(R_EXT_BRIDGE.ok(f"{ext.bridge.value if ext.bridge else '?'} bridge",
-                                   ext.package))
-    prov = next((b for b in ext.bridges if b.bridge.value == "provider"), None)
-    if prov is not None:
-        ok = prov.authority == ext.host_authority
-        out.append(R_EXT_AUTHORITY.finding(ok, f"authority {prov.authority}" + (
-            "" if ok else f"; the host calls {ext.host_authority}"), ext.package))
-    return out
-
-
-def _fn_key(f: ExtensionFunction) -> str:
-    return json.dumps({"d": f.description, "s": f.inputSchema, "a": f.requiresApproval,
-                       "p": f.requiredPermissions}, sort_keys=True, ensure_ascii=False)
-
-
-def check_manifest_drift(raw: Sequence[ExtensionFunction], service: ServiceManifest
-                         ) -> list[Finding]:
-    out = [R_EXT_FORM.finding(service.form == "array",
-                              f"GET_MANIFEST returns the {service.form} form"
-                              + ("" if service.form == "array" else
-                                 " ({description, tools}) while the raw resource is an array"),
-                              "manifest")]
-    r = {f.name: f for f in raw}
-    s = {f.name: f for f in service.functions}
-    problems = []
-    for n in sorted(set(r) - set(s)):
-        problems.append(f"{n!r} only in the raw manifest")
-    for n in sorted(set(s) - set(r)):
-        problems.append(f"{n!r} only in GET_MANIFEST")
-    for n in sorted(set(r) & set(s)):
-        if _fn_key(r[n]) != _fn_key(s[n]):
-            a, b = r[n], s[n]
-            what = [k for k, x, y in (("description", a.description, b.description),
-                                      ("inputSchema", a.inputSchema, b.inputSchema),
-                                      ("requiresApproval", a.requiresApproval,
-                                       b.requiresApproval),
-                                      ("requiredPermissions", a.requiredPermissions,
-                                       b.requiredPermissions)) if x != y]
-            problems.append(f"{n!r} differs in {', '.join(what)}")
-    if not problems:
-        out.append(R_EXT_DRIFT.ok(f"{len(r)} functions agree", "manifest"))
-    for p in problems:
-        out.append(R_EXT_DRIFT.fail(p, "manifest"))
-    return out
-
-
-def check_function_names(functions_by_extension: Mapping[str, Sequence[ExtensionFunction]]
-                         ) -> list[Finding]:
-    """Function names unique within and across extensions (guide §3)."""
-    owners: dict[str, list[str]] = {}
-    for ext_id, fns in functions_by_extension.items():
-        for f in fns:
-            owners.setdefault(f.name, []).append(ext_id)
-    out = []
-    for name, exts in sorted(owners.items()):
-        if len(exts) == 1:
-            out.append(R_EXT_UNIQUE.ok(f"{name!r} ({exts[0]})", f"{exts[0]}:{name}"))
-        else:
-            where = ", ".join(sorted(set(exts)))
-            out.append(R_EXT_UNIQUE.fail(f"function {_show(name)} is declared {len(exts)} times "
-                                         f"({where})", f"{exts[0]}:{name}"))
-    return out
-
-
-def check_extension_security(
-    ext: ExtensionDeclaration,
-    *,
-    host_uid: int | None = None,
-    host_package: str | None = None,
-    pinned_cert_sha256: str | None = None,
-    functions: Sequence[ExtensionFunction] = (),
-    host_granted: Iterable[str] | None = None,
-) -> list[Finding]:
-    """The host's three security checks, as far as the inputs allow."""
-    out = []
-    if not ext.cert_sha256:
-        out.append(R_EXT_SIGNED.fail("no signing certificate reported", ext.package))
-    elif pinned_cert_sha256 is not None:
-        ok = pinned_cert_sha256.lower() in [c.lower() for c in ext.cert_sha256]
-        out.append(R_EXT_SIGNED.finding(ok, "certificate matches the pinned hash" if ok else
-                                        "no certificate matches the pinned signingCertHash",
-                                        ext.package))
-    else:
-        out.append(R_EXT_SIGNED.ok(f"{len(ext.cert_sha256)} signing certificate(s)",
-                                   ext.package))
-    if host_uid is not None and ext.uid is not None:
-        ok = ext.uid != host_uid
-        out.append(R_EXT_UID.finding(ok, f"uid {ext.uid}" + ("" if ok else
-                                                             f" is the host's uid {host_uid}"),
-                                     ext.package))
-    elif ext.shared_user_id:
-        out.append(R_EXT_UID.fail(f"declares sharedUserId {ext.shared_user_id!r}",
-                                  ext.package))
-    if host_granted is not None:
-        granted = set(host_granted)
-        for f in functions:
-            missing = [p for p in f.requiredPermissions if p not in granted]
-            out.append(R_EXT_PERMS.finding(
-                not missing, f"{f.name}: " + ("permissions granted" if not missing else
-                                              "host lacks " + ", ".join(missing)),
-                f"{ext.id}:{f.name}"))
-    _ = host_package
-    return out
-
-
-# --------------------------------------------------------------------------------------
-# aggregate
 # --------------------------------------------------------------------------------------
 
 
@@ -1069,6 +732,7 @@ CHECKERS: dict[str, CheckFn] = {
     R_EXT_FORM.id: check_manifest_drift,
     R_EXT_DRIFT.id: check_manifest_drift,
     R_EXT_UNIQUE.id: check_function_names,
+    R_EXT_INPUT_SCHEMA.id: check_input_schemas,
     R_EXT_SIGNED.id: check_extension_security,
     R_EXT_UID.id: check_extension_security,
     R_EXT_PERMS.id: check_extension_security,

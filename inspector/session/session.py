@@ -189,8 +189,8 @@ class Session:
                     out.append(sess.result.provider_id)
             return out
 
-        return find_one(self.providers, name, keys,
-                        lambda d: f"{d.package} ({d.authority or 'no authority'})", "provider")
+        # candidates are printed as names that select exactly one (copy-pasteable)
+        return find_one(self.providers, name, keys, lambda d: d.key, "provider")
 
     def find_extension(self, name: str) -> ExtensionDeclaration:
         return find_one(self.extensions, name, lambda e: [e.id, e.package],

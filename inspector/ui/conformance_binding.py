@@ -7,10 +7,14 @@ suite's exchanges land in the same traffic log and its evidence links resolve th
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from inspector.conformance.model import CheckResult, ConformanceReport, ConformanceSetup, Plan
 from inspector.protocol.cetp import ToolDescriptor, ToolList
 from inspector.protocol.discovery import CetpDeclaration
+
+OnResult = Callable[[CheckResult], None]
 
 
 class SessionConformanceBackend:
@@ -47,3 +51,63 @@ class SessionConformanceBackend:
         from inspector.virtual.callers import second_caller_connector
 
         return second_caller_connector(self.session)
+
+
+class SuiteBackend:
+    """`ConformanceBackend` over the real suite (`inspector.conformance.runner`).
+
+    `target` is an `inspector.session.session.Session` (its relay, recorder and traffic log
+    are used, so evidence ids match the traffic log) or a bare `RelayApi`; `provider` is a
+    `CetpDeclaration`, package or authority. `human_prompt` answers confirmations=human.
+    """
+
+    def __init__(self, target: Any, provider: Any, *, recorder: Any = None,
+                 options: Any = None, human_prompt: Any = None) -> None:
+        self.target = target
+        self.provider = provider
+        self.recorder = recorder
+        self.options = options
+        self.human_prompt = human_prompt
+
+    def exchange(self, exchange_id: str) -> Any:
+        """The recorded exchange with this id (for evidence rows), or None."""
+        rec = self.recorder or getattr(self.target, "recorder", None)
+        for ex in reversed(getattr(rec, "exchanges", None) or []):
+            if ex.id == exchange_id:
+                return ex
+        return None
+
+    async def tools(self) -> list[ToolDescriptor]:
+        from inspector.consumer.engine import ProviderSession
+        from inspector.protocol.discovery import CetpDeclaration
+
+        decl = self.provider
+        relay = getattr(self.target, "relay", self.target)
+        if not isinstance(decl, CetpDeclaration):
+            from inspector.conformance.runner import _pick, _resolve
+
+            _, _, _, disc, _ = await _resolve(self.target, decl)
+            decl, _ = _pick(decl, disc)
+        if not decl.supports_v2 or not decl.authority:
+            return []
+        ps = ProviderSession(relay, decl.authority, package=decl.package,
+                             recorder=self.recorder or getattr(self.target, "recorder", None))
+        await ps.negotiate()
+        return list((await ps.list_tools()).tools)
+
+    async def plan(self, setup: ConformanceSetup) -> Plan:
+        from inspector.conformance.runner import plan_conformance
+
+        return await plan_conformance(self.target, self.provider, setup=setup,
+                                      options=self.options, recorder=self.recorder)
+
+    async def run(self, setup: ConformanceSetup, on_result: OnResult) -> ConformanceReport:
+        from inspector.conformance.runner import ProgressEvent, run_conformance
+
+        def progress(ev: ProgressEvent) -> None:
+            if ev.kind == "result" and ev.result is not None:
+                on_result(ev.result)
+
+        return await run_conformance(self.target, self.provider, setup=setup,
+                                     progress=progress, options=self.options,
+                                     recorder=self.recorder, human_prompt=self.human_prompt)

@@ -20,16 +20,14 @@ bounded strings in item models and QPlainTextEdit.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import re
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from pydantic import ValidationError
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
-from PySide6.QtGui import QColor, QIcon, QStandardItem, QStandardItemModel
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -41,631 +39,53 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QScrollArea,
-    QSplitter,
     QTabWidget,
     QTreeView,
     QVBoxLayout,
     QWidget,
 )
-from shiboken6 import isValid
 
 from inspector.conformance.junit import write_junit
 from inspector.conformance.model import (
     CheckResult,
     ConformanceReport,
     ConformanceSetup,
-    Outcome,
     Plan,
 )
 from inspector.conformance.presets import reference_setup
 from inspector.conformance.report import load_report, write_json
 from inspector.protocol.cetp import ToolDescriptor
-from inspector.tasks import spawn
 from inspector.ui import theme
-from inspector.ui.badges import BadgeRow, annotation_badges
+from inspector.ui.conformance_binding import SuiteBackend
+from inspector.ui.conformance_models import (  # noqa: F401 - re-exported
+    _SEVERITY,
+    EXCHANGE_ROLE,
+    RESULT_ROLE,
+    EvidenceModel,
+    ExchangeLookup,
+    PlanModel,
+    ResultsModel,
+    _item,
+    describe_exchange,
+    outcome_icon,
+    outcome_label,
+    result_detail,
+    section_key,
+    summary_role,
+    summary_text,
+    worst,
+)
+from inspector.ui.conformance_parts import (  # noqa: F401 - re-exported
+    ConformanceBackend,
+    OnResult,
+    WidgetTasks,
+    _cancel,
+    _ToolPermission,
+    suggest_setup,
+)
+from inspector.ui.conformance_results import ConformanceResultsView
 from inspector.ui.json_view import mono_font
-from inspector.ui.text import PARAGRAPH_LIMIT, bound, pretty_json, tooltip
-
-OnResult = Callable[[CheckResult], None]
-
-
-def _cancel(tasks: set[asyncio.Task[Any]]) -> None:
-    for t in list(tasks):
-        with contextlib.suppress(RuntimeError):  # at exit the event loop may be gone
-            t.cancel()
-
-
-class WidgetTasks:
-    """Background tasks owned by one widget (spawned through `inspector.tasks`).
-
-    They are cancelled when the widget is destroyed (a panel replaced with deleteLater gets
-    no closeEvent), and a task that touches the widget after it is gone ends quietly
-    instead of logging "C++ object already deleted".
-    """
-
-    def __init__(self, widget: QWidget) -> None:
-        self._widget = widget
-        tasks: set[asyncio.Task[Any]] = set()
-        self._tasks = tasks
-        widget.destroyed.connect(lambda *_: _cancel(tasks))
-
-    def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
-        task = spawn(self._guarded(coro), name)
-        task.add_done_callback(lambda _t: coro.close())  # never started: no warning
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
-
-    async def _guarded(self, coro: Coroutine[Any, Any, Any]) -> Any:
-        try:
-            return await coro
-        except RuntimeError:
-            if not isValid(self._widget):
-                return None  # the widget went away mid-task
-            raise
-
-    def cancel_all(self) -> None:
-        _cancel(self._tasks)
-
-RESULT_ROLE = Qt.ItemDataRole.UserRole + 1
-"""Data role holding the `CheckResult` of a result row (column 0)."""
-EXCHANGE_ROLE = Qt.ItemDataRole.UserRole + 2
-"""Data role holding an evidence exchange id."""
-
-
-class ConformanceBackend(Protocol):
-    """What the panel needs from the suite for one provider (all may touch the device)."""
-
-    async def tools(self) -> list[ToolDescriptor]:
-        """The provider's v2 tool descriptors (empty for a v1-only provider)."""
-        ...
-
-    async def plan(self, setup: ConformanceSetup) -> Plan:
-        """What a run with `setup` would do, without calling any tool."""
-        ...
-
-    async def run(self, setup: ConformanceSetup, on_result: OnResult) -> ConformanceReport:
-        """Run the suite; call `on_result` for each check as it finishes."""
-        ...
-
-
-# --------------------------------------------------------------------------------------
-# outcomes
-
-
-_OUTCOME_STYLE: dict[Outcome, tuple[str, str, str]] = {
-    # outcome → icon, colour token, label
-    Outcome.PASS: ("ok", "ok", "pass"),
-    Outcome.FAIL: ("error", "error", "fail"),
-    Outcome.WARNING: ("warning", "warn", "warning"),
-    Outcome.NOT_APPLICABLE: ("cancel", "muted", "not applicable"),
-    Outcome.NEEDS_SETUP: ("about", "warn", "needs setup"),
-    Outcome.ERROR: ("error", "warn", "error"),
-    Outcome.SKIPPED: ("cancel", "muted", "skipped"),
-}
-_SEVERITY = [
-    Outcome.FAIL,
-    Outcome.ERROR,
-    Outcome.NEEDS_SETUP,
-    Outcome.WARNING,
-    Outcome.PASS,
-    Outcome.NOT_APPLICABLE,
-    Outcome.SKIPPED,
-]
-
-
-def outcome_label(outcome: Outcome) -> str:
-    return _OUTCOME_STYLE[outcome][2]
-
-
-def outcome_icon(outcome: Outcome) -> QIcon:
-    name, token, _ = _OUTCOME_STYLE[outcome]
-    return theme.icon(name, theme.colors(theme.current())[token])
-
-
-def worst(outcomes: Sequence[Outcome]) -> Outcome | None:
-    """The most severe outcome of a group (its icon is the group's icon)."""
-    return min(outcomes, key=_SEVERITY.index) if outcomes else None
-
-
-def section_key(section: str) -> tuple[Any, ...]:
-    """Spec order: "§2.2" < "§3.10" < "§10" (numbers compared as numbers)."""
-    nums = re.findall(r"\d+", section)
-    return (0, tuple(int(n) for n in nums), section) if nums else (1, (), section)
-
-
-def summary_text(report: ConformanceReport) -> str:
-    """One line: counts per outcome and the verdict on the MUST checks."""
-    counts = report.summary.counts
-    parts = [f"{counts[o.value]} {outcome_label(o)}" for o in _SEVERITY if counts.get(o.value)]
-    verdict = (
-        "every MUST passed"
-        if report.passed
-        else f"{len(report.summary.must_not_passed)} MUST check(s) did not pass"
-    )
-    return " · ".join(parts) + f" — {verdict}"
-
-
-# --------------------------------------------------------------------------------------
-# models
-
-
-def _item(text: object, limit: int = 200) -> QStandardItem:
-    it = QStandardItem(bound(text, limit))
-    it.setEditable(False)
-    return it
-
-
-class ResultsModel(QStandardItemModel):
-    """Check results grouped by spec section (sections in spec order, checks as they come).
-
-    Columns: Check, Outcome, Level, Message. Group rows show the section, a count and the
-    worst outcome's icon; result rows carry their `CheckResult` under `RESULT_ROLE`.
-    """
-
-    COLUMNS = ("Check", "Outcome", "Level", "Message")
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setHorizontalHeaderLabels(list(self.COLUMNS))
-        self._groups: dict[str, QStandardItem] = {}
-        self._rows: dict[str, QStandardItem] = {}
-
-    def clear_results(self) -> None:
-        self.removeRows(0, self.rowCount())
-        self._groups.clear()
-        self._rows.clear()
-
-    def set_results(self, results: Sequence[CheckResult]) -> None:
-        self.clear_results()
-        for r in results:
-            self.add_result(r)
-
-    def results(self) -> list[CheckResult]:
-        out = []
-        for g in self._groups.values():
-            for row in range(g.rowCount()):
-                r = g.child(row, 0).data(RESULT_ROLE)
-                if isinstance(r, CheckResult):
-                    out.append(r)
-        return out
-
-    def _group(self, section: str) -> QStandardItem:
-        g = self._groups.get(section)
-        if g is not None:
-            return g
-        g = _item(section or "(no section)")
-        keys = [section_key(s) for s in self._groups]
-        pos = sum(1 for k in keys if k < section_key(section))
-        self.insertRow(pos, [g, _item(""), _item(""), _item("")])
-        self._groups[section] = g
-        return g
-
-    def add_result(self, r: CheckResult) -> None:
-        """Add or replace the row of `r.check_id`."""
-        old = self._rows.get(r.check_id)
-        if old is not None and old.parent() is not None:
-            parent = old.parent()
-            parent.removeRow(old.row())
-            self._refresh_group(parent)
-        g = self._group(r.section)
-        head = _item(f"{r.check_id} — {r.title}")
-        head.setData(r, RESULT_ROLE)
-        head.setToolTip(tooltip(r.title, 300))
-        out = _item(outcome_label(r.outcome))
-        out.setIcon(outcome_icon(r.outcome))
-        msg = _item(r.message, 400)
-        msg.setToolTip(tooltip(r.message, PARAGRAPH_LIMIT))
-        g.appendRow([head, out, _item(r.level), msg])
-        self._rows[r.check_id] = head
-        self._refresh_group(g)
-
-    def _refresh_group(self, g: QStandardItem) -> None:
-        results = [g.child(i, 0).data(RESULT_ROLE) for i in range(g.rowCount())]
-        outcomes = [r.outcome for r in results if isinstance(r, CheckResult)]
-        w = worst(outcomes)
-        row = g.row()
-        status = self.item(row, 1)
-        if w is not None:
-            g.setIcon(outcome_icon(w))
-            bad = sum(1 for o in outcomes if not o.ok and o != Outcome.WARNING)
-            warn = outcomes.count(Outcome.WARNING)
-            text = f"{len(outcomes)} check(s)"
-            if bad:
-                text += f", {bad} not passed"
-            if warn:
-                text += f", {warn} warning(s)"
-            status.setText(text)
-
-    def result_at(self, index: QModelIndex | QPersistentModelIndex) -> CheckResult | None:
-        if not index.isValid():
-            return None
-        first = index.siblingAtColumn(0)
-        r = self.data(first, RESULT_ROLE)
-        return r if isinstance(r, CheckResult) else None
-
-    def index_of(self, check_id: str) -> QModelIndex:
-        it = self._rows.get(check_id)
-        return it.index() if it is not None else QModelIndex()
-
-
-class PlanModel(QStandardItemModel):
-    """The plan: one row per check (status, level, section, reason), its calls as children."""
-
-    COLUMNS = ("Check", "Status", "Level", "Section", "Why / call")
-    _STATUS = {
-        "run": "will run",
-        "needs_setup": "needs setup",
-        "not_applicable": "not applicable",
-        "skipped": "skipped",
-    }
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setHorizontalHeaderLabels(list(self.COLUMNS))
-
-    def set_plan(self, plan: Plan | None) -> None:
-        self.removeRows(0, self.rowCount())
-        if plan is None:
-            return
-        if plan.prelude:
-            head = _item("prelude (read-only discovery)")
-            for c in plan.prelude:
-                head.appendRow(
-                    [
-                        _item(c.method + (f" {c.tool}" if c.tool else "")),
-                        _item(""),
-                        _item(""),
-                        _item(""),
-                        _item(c.note, 300),
-                    ]
-                )
-            self.appendRow([head, _item("will run"), _item(""), _item(""), _item("")])
-        for it in sorted(plan.items, key=lambda i: section_key(i.section)):
-            head = _item(f"{it.check_id} — {it.title}")
-            status = _item(self._STATUS.get(it.status, it.status))
-            if it.status == "needs_setup":
-                status.setIcon(outcome_icon(Outcome.NEEDS_SETUP))
-            for c in it.calls:
-                call = _item(c.method + (f" {c.tool}" if c.tool else ""))
-                flag = _item("MUTATES" if c.mutating else "")
-                if c.mutating:
-                    flag.setForeground(QColor(theme.colors(theme.current())["error"]))
-                call.setToolTip(tooltip(c.note, 300))
-                head.appendRow([call, flag, _item(""), _item(""), _item(c.note, 300)])
-            self.appendRow(
-                [head, status, _item(it.level), _item(it.section), _item(it.reason, 300)]
-            )
-
-
-ExchangeLookup = Callable[[str], Any]
-"""exchange id → the recorded `Exchange` (or None): lets evidence rows say what each call was."""
-
-
-def describe_exchange(ex: Any) -> str:
-    """"list_tools → success" / "execute_tool create_alert → provider_error INVALID_ARGS"."""
-    tool = f" {ex.tool}" if getattr(ex, "tool", None) else ""
-    err = f" {ex.error_code}" if getattr(ex, "error_code", None) else ""
-    return f"{ex.method}{tool} → {ex.status}{err}"
-
-
-class EvidenceModel(QStandardItemModel):
-    """The exchanges a result cites (double-click or "Show in traffic log" to jump)."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setHorizontalHeaderLabels(["Evidence exchange", "Id"])
-        self.lookup: ExchangeLookup | None = None
-
-    def set_ids(self, ids: Sequence[str]) -> None:
-        self.removeRows(0, self.rowCount())
-        for x in ids:
-            ex = self.lookup(x) if self.lookup is not None else None
-            what = _item(describe_exchange(ex) if ex is not None else "(exchange)", 200)
-            what.setData(x, EXCHANGE_ROLE)
-            ident = _item(x, 80)
-            ident.setData(x, EXCHANGE_ROLE)
-            self.appendRow([what, ident])
-
-
-def result_detail(r: CheckResult) -> str:
-    """The plain-text detail of one result: message, observed values, findings."""
-    lines = [
-        f"{r.check_id}: {r.title}",
-        f"{r.level} {r.section} · {r.category.value} · "
-        f"{outcome_label(r.outcome)} · {r.duration_ms:.0f} ms",
-        "",
-    ]
-    if r.message:
-        lines += [bound(r.message, PARAGRAPH_LIMIT, single_line=False), ""]
-    if r.evidence.observed:
-        lines += ["Values seen:", pretty_json(r.evidence.observed, 20_000), ""]
-    if r.evidence.findings:
-        lines.append("Findings:")
-        for f in r.evidence.findings[:200]:
-            lines.append(
-                f"  {'ok  ' if f.ok else 'FAIL'} {f.level} {f.section} {f.rule_id}"
-                f"{' at ' + bound(f.path, 120) if f.path else ''}: "
-                f"{bound(f.message, 400)}"
-            )
-    return "\n".join(lines)
-
-
-def suggest_setup(tools: Sequence[ToolDescriptor], allowed: Sequence[str]) -> dict[str, Any]:
-    """A starting setup for the allowed tools: scenarios with schema-valid arguments.
-
-    A guess to edit, not a decision: the user still reads it before running. Only tools
-    the user ticked appear in scenarios; the observer is a read tool (preferably list_*).
-    """
-    from inspector.conformance.argsgen import valid_args
-    from inspector.protocol.cetp import Confirmation, Execution
-
-    by_name = {t.name: t for t in tools}
-    ok = [by_name[n] for n in allowed if n in by_name]
-    reads = [t for t in tools if not t.annotations.mutating_or_risky]
-    observer = next((t for t in reads if t.name.startswith("list_")
-                     and valid_args(t.input_schema) is not None), None)
-    out: dict[str, Any] = {}
-
-    def call(t: ToolDescriptor) -> dict[str, Any]:
-        args = valid_args(t.input_schema)
-        c: dict[str, Any] = {"tool": t.name, "args": args if args is not None else {}}
-        if observer is not None:
-            c["observer"] = {"tool": observer.name,
-                             "args": valid_args(observer.input_schema) or {}}
-        return c
-
-    plain = [t for t in ok if t.annotations.confirmation != Confirmation.ALWAYS
-             and not t.annotations.destructive]
-    if plain:  # "mutation" must run without a confirmation screen
-        out["mutation"] = call(plain[0])
-    confirmed = [t for t in ok if t.annotations.confirmation != Confirmation.NEVER]
-    if confirmed:
-        out["confirmation"] = call(confirmed[0])
-    asynchronous = [t for t in ok if t.annotations.execution == Execution.SYNC_OR_ASYNC]
-    if asynchronous:
-        out["async_call"] = call(asynchronous[0])
-    return out
-
-
-# --------------------------------------------------------------------------------------
-# the suite behind the panel
-
-
-class SuiteBackend:
-    """`ConformanceBackend` over the real suite (`inspector.conformance.runner`).
-
-    `target` is an `inspector.session.session.Session` (its relay, recorder and traffic log
-    are used, so evidence ids match the traffic log) or a bare `RelayApi`; `provider` is a
-    `CetpDeclaration`, package or authority. `human_prompt` answers confirmations=human.
-    """
-
-    def __init__(self, target: Any, provider: Any, *, recorder: Any = None,
-                 options: Any = None, human_prompt: Any = None) -> None:
-        self.target = target
-        self.provider = provider
-        self.recorder = recorder
-        self.options = options
-        self.human_prompt = human_prompt
-
-    def exchange(self, exchange_id: str) -> Any:
-        """The recorded exchange with this id (for evidence rows), or None."""
-        rec = self.recorder or getattr(self.target, "recorder", None)
-        for ex in reversed(getattr(rec, "exchanges", None) or []):
-            if ex.id == exchange_id:
-                return ex
-        return None
-
-    async def tools(self) -> list[ToolDescriptor]:
-        from inspector.consumer.engine import ProviderSession
-        from inspector.protocol.discovery import CetpDeclaration
-
-        decl = self.provider
-        relay = getattr(self.target, "relay", self.target)
-        if not isinstance(decl, CetpDeclaration):
-            from inspector.conformance.runner import _pick, _resolve
-
-            _, _, _, disc, _ = await _resolve(self.target, decl)
-            decl, _ = _pick(decl, disc)
-        if not decl.supports_v2 or not decl.authority:
-            return []
-        ps = ProviderSession(relay, decl.authority, package=decl.package,
-                             recorder=self.recorder or getattr(self.target, "recorder", None))
-        await ps.negotiate()
-        return list((await ps.list_tools()).tools)
-
-    async def plan(self, setup: ConformanceSetup) -> Plan:
-        from inspector.conformance.runner import plan_conformance
-
-        return await plan_conformance(self.target, self.provider, setup=setup,
-                                      options=self.options, recorder=self.recorder)
-
-    async def run(self, setup: ConformanceSetup, on_result: OnResult) -> ConformanceReport:
-        from inspector.conformance.runner import ProgressEvent, run_conformance
-
-        def progress(ev: ProgressEvent) -> None:
-            if ev.kind == "result" and ev.result is not None:
-                on_result(ev.result)
-
-        return await run_conformance(self.target, self.provider, setup=setup,
-                                     progress=progress, options=self.options,
-                                     recorder=self.recorder, human_prompt=self.human_prompt)
-
-
-# --------------------------------------------------------------------------------------
-# results view (also used read-only by the bundle viewer)
-
-
-class ConformanceResultsView(QWidget):
-    """Results grouped by section, the selected result's detail and its evidence.
-
-    Signal `evidence_requested(str)`: the user asked to see an exchange in the traffic log.
-    """
-
-    evidence_requested = Signal(str)
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.model = ResultsModel(self)
-        self.tree = QTreeView()
-        self.tree.setModel(self.model)
-        self.tree.setUniformRowHeights(True)
-        self.tree.setAlternatingRowColors(True)
-        self.tree.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.tree.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.tree.header().setStretchLastSection(True)
-        self.problems_only = QCheckBox("Only checks that did not pass")
-        self.problems_only.toggled.connect(lambda _on: self.apply_filter())
-        self.detail = QPlainTextEdit()
-        self.detail.setReadOnly(True)
-        self.detail.setFont(mono_font())
-        self.detail.setPlaceholderText("Select a check to see what it saw.")
-        self.evidence_model = EvidenceModel(self)
-        self.evidence = QTreeView()
-        self.evidence.setModel(self.evidence_model)
-        self.evidence.setRootIsDecorated(False)
-        self.evidence.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.show_evidence = QPushButton(theme.icon("traffic"), "Show in traffic log")
-        self.show_evidence.setEnabled(False)
-        self.show_evidence.setToolTip("Select the chosen exchange in the traffic log")
-
-        right = QWidget()
-        rl = QVBoxLayout(right)
-        rl.setContentsMargins(0, 0, 0, 0)
-        rl.addWidget(self.detail, 3)
-        rl.addWidget(self.evidence, 1)
-        rl.addWidget(self.show_evidence)
-        left = QWidget()
-        ll = QVBoxLayout(left)
-        ll.setContentsMargins(0, 0, 0, 0)
-        ll.addWidget(self.problems_only)
-        ll.addWidget(self.tree, 1)
-        split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(left)
-        split.addWidget(right)
-        split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 2)
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.addWidget(split)
-
-        self.tree.selectionModel().currentRowChanged.connect(self._on_current)
-        self.evidence.doubleClicked.connect(self._on_evidence_activated)
-        self.evidence.selectionModel().currentRowChanged.connect(
-            lambda cur, _prev: self.show_evidence.setEnabled(cur.isValid())
-        )
-        self.show_evidence.clicked.connect(self._emit_selected_evidence)
-
-    def set_exchange_lookup(self, lookup: ExchangeLookup | None) -> None:
-        """Name evidence rows by method/tool/status (e.g. from the session's recorder)."""
-        self.evidence_model.lookup = lookup
-
-    def set_results(self, results: Sequence[CheckResult]) -> None:
-        self.model.set_results(results)
-        self.tree.expandAll()
-        self.apply_filter()
-        self._resize()
-
-    def add_result(self, r: CheckResult) -> None:
-        self.model.add_result(r)
-        parent = self.model.index_of(r.check_id).parent()
-        if parent.isValid():
-            self.tree.expand(parent)
-        self.apply_filter()
-
-    def apply_filter(self) -> None:
-        """Hide passing / not applicable / skipped rows (and emptied sections) on demand."""
-        only = self.problems_only.isChecked()
-        root = QModelIndex()
-        for g in range(self.model.rowCount()):
-            gi = self.model.index(g, 0)
-            shown = 0
-            for c in range(self.model.rowCount(gi)):
-                r = self.model.result_at(self.model.index(c, 0, gi))
-                hide = only and r is not None and r.outcome.ok
-                self.tree.setRowHidden(c, gi, hide)
-                shown += 0 if hide else 1
-            self.tree.setRowHidden(g, root, only and shown == 0)
-
-    def visible_check_ids(self) -> list[str]:
-        out = []
-        for g in range(self.model.rowCount()):
-            gi = self.model.index(g, 0)
-            if self.tree.isRowHidden(g, QModelIndex()):
-                continue
-            for c in range(self.model.rowCount(gi)):
-                r = self.model.result_at(self.model.index(c, 0, gi))
-                if r is not None and not self.tree.isRowHidden(c, gi):
-                    out.append(r.check_id)
-        return out
-
-    def _resize(self) -> None:
-        self.tree.resizeColumnToContents(0)
-        self.tree.setColumnWidth(0, min(self.tree.columnWidth(0), 380))
-        self.tree.resizeColumnToContents(1)
-        self.tree.resizeColumnToContents(2)
-
-    def select(self, check_id: str) -> bool:
-        idx = self.model.index_of(check_id)
-        if not idx.isValid():
-            return False
-        self.tree.setCurrentIndex(idx)
-        return True
-
-    def current(self) -> CheckResult | None:
-        return self.model.result_at(self.tree.currentIndex())
-
-    def _on_current(self, cur: QModelIndex, _prev: QModelIndex) -> None:
-        r = self.model.result_at(cur)
-        if r is None:
-            self.detail.clear()
-            self.evidence_model.set_ids([])
-            self.show_evidence.setEnabled(False)
-            return
-        self.detail.setPlainText(result_detail(r))
-        self.evidence_model.set_ids(r.evidence.exchange_ids)
-        self.evidence.resizeColumnToContents(0)
-        if r.evidence.exchange_ids:
-            self.evidence.setCurrentIndex(self.evidence_model.index(0, 0))
-        self.show_evidence.setEnabled(bool(r.evidence.exchange_ids))
-
-    def _on_evidence_activated(self, index: QModelIndex) -> None:
-        x = self.evidence_model.data(index, EXCHANGE_ROLE)
-        if isinstance(x, str):
-            self.evidence_requested.emit(x)
-
-    def _emit_selected_evidence(self) -> None:
-        idx = self.evidence.currentIndex()
-        if idx.isValid():
-            self._on_evidence_activated(idx)
-
-
-# --------------------------------------------------------------------------------------
-# the tab
-
-
-class _ToolPermission(QWidget):
-    """One mutating tool: an unticked checkbox, its annotations, its description."""
-
-    def __init__(self, tool: ToolDescriptor, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.tool_name = tool.name
-        self.box = QCheckBox(bound(f"Allow {tool.name}", 120))
-        self.box.setChecked(False)
-        self.box.setToolTip("The suite calls this tool only if you tick it, for this run only")
-        badges = BadgeRow()
-        badges.set_badges(annotation_badges(tool.annotations))
-        desc = QLabel(bound(tool.description, 300))
-        desc.setTextFormat(Qt.TextFormat.PlainText)
-        desc.setWordWrap(True)
-        desc.setProperty("role", "muted")
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(4, 2, 4, 6)
-        top = QHBoxLayout()
-        top.addWidget(self.box)
-        top.addWidget(badges, 1)
-        lay.addLayout(top)
-        lay.addWidget(desc)
+from inspector.ui.text import bound
 
 
 class ConformancePanel(QWidget):
@@ -1034,17 +454,18 @@ class ConformancePanel(QWidget):
     def show_report(self, report: ConformanceReport) -> None:
         """Show a finished report (from a run, or loaded from a file or bundle)."""
         self.report = report
+        self.results.set_embedded(report.exchanges)
         self.results.set_results(report.results)
         n = len(report.results)
         self.progress.setRange(0, max(n, 1))
         self.progress.setValue(max(n, 1))
         self.progress.setFormat("done: %m checks" if n else "done")
         self.results_summary.setText(summary_text(report))
-        self.results_summary.setProperty("role", "ok" if report.passed else "error")
+        self.results_summary.setProperty("role", summary_role(report))
         self.results_summary.style().unpolish(self.results_summary)
         self.results_summary.style().polish(self.results_summary)
         self._set_status(
-            "Finished." if report.passed else "Finished: some MUST checks did not pass."
+            "Finished." if report.passed else f"Finished: {report.verdict()}."
         )
         self.export_json_button.setEnabled(True)
         self.export_junit_button.setEnabled(True)

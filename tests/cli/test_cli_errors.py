@@ -33,7 +33,13 @@ def test_ambiguous_provider(cli: Cli) -> None:
     r = cli("tools", "com.example.badprovider")
     assert r.code == 2
     assert r.doc["error"]["code"] == "AMBIGUOUS"
-    assert len(r.doc["error"]["details"]["candidates"]) == 2
+    candidates = r.doc["error"]["details"]["candidates"]
+    assert len(candidates) == 2
+    # each candidate is a name that selects exactly that provider (copy-pasteable)
+    for c in candidates:
+        assert c in r.doc["error"]["hint"]
+        picked = cli("tools", c)
+        assert picked.code in (0, 1) and picked.doc.get("error", {}).get("code") != "AMBIGUOUS"
 
 
 def test_unknown_extension(cli: Cli) -> None:

@@ -15,7 +15,9 @@ BAD = "com.example.badprovider"
 #: fault id (inspector/virtual/apps/badprovider.py) → the checks that must not pass
 EXPECTED: dict[str, set[str]] = {
     "limits_below_minimum": {"negotiate.limits_minimums"},
-    "token_too_long": {"negotiate.session_token", "negotiate.token_unique"},  # one constant
+    # one constant token: too long, repeated, hence also guessable
+    "token_too_long": {"negotiate.session_token", "negotiate.token_unique",
+                       "negotiate.token_unpredictable"},
     "unrequested_capability": {"negotiate.capability_intersection"},
     "bad_tool_name": {"tool.name_pattern"},
     "bad_scope_name": {"scope.name_pattern"},

@@ -85,7 +85,14 @@ def test_text_summary() -> None:
         outcome=Outcome.NEEDS_SETUP, message="needs x")])
     r.finalize()
     assert not r.passed and r.summary.must_not_passed == ["a.b"]
-    assert "NEEDS_SETUP" in r.text() and "did not pass" in r.text()
+    assert "NEEDS_SETUP" in r.text()
+    # nothing failed: the verdict leads with that, then what needs setup
+    assert r.verdict() == "0 failed, 1 need setup (a.b)"
+    assert r.text().endswith("RESULT: 0 failed, 1 need setup (a.b)")
+    r.results.append(CheckResult(check_id="c.d", title="t", section="§2", level="MUST",
+                                 category="errors", outcome=Outcome.FAIL, message="broken"))
+    r.finalize()
+    assert r.verdict() == "1 failed (c.d), 1 need setup (a.b)"
 
 
 def test_docs_list_every_check() -> None:

@@ -283,6 +283,12 @@ CASES: dict[str, Case] = {
         lambda: R.check_function_names({"hello_world": raw_fns(), "other": []}),
         lambda: R.check_function_names({"hello_world": raw_fns(), "copycat": raw_fns()}),
     ),
+    "extension.input_schema": (
+        lambda: R.check_input_schemas(raw_fns()),
+        lambda: R.check_input_schemas(ac.parse_manifest_array(json.dumps([{
+            "name": "greet", "description": "Greets",
+            "inputSchema": {"type": "object", "properties": {"name": {"type": "strnig"}}}}]))),
+    ),
     "extension.signed": (
         lambda: R.check_extension_security(ext(), pinned_cert_sha256="AB" * 32),
         lambda: R.check_extension_security(ext(certs=())),

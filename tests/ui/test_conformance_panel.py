@@ -105,6 +105,11 @@ def test_plan_run_results_evidence_and_export(qtbot, vclient, qtmodeltester, tmp
         r.check_id for r in report.results)
     needs = [r for r in report.results if r.outcome == Outcome.NEEDS_SETUP]
     assert needs and "needs setup" in panel.results_summary.text()
+    # nothing failed: the verdict says so and the line is not shown as an error
+    if not report.summary.must_failed:
+        assert "— 0 failed, " in panel.results_summary.text()
+        assert " need setup (" in panel.results_summary.text()
+        assert panel.results_summary.property("role") == "warn"
     # a result with evidence: its exchanges are named and the link emits the id
     r = next(r for r in report.results if r.check_id == "negotiate.token_required")
     assert panel.results.select(r.check_id)
@@ -143,7 +148,7 @@ def test_plan_run_results_evidence_and_export(qtbot, vclient, qtmodeltester, tmp
     assert len(xml.findall(".//skipped")) >= len(needs)
 
 
-def test_nonconforming_provider_shows_failures(qtbot, vclient) -> None:
+def test_nonconforming_provider_shows_failures(qtbot, vclient, tmp_path) -> None:
     panel, _ = _panel(qtbot, vclient, BADPROVIDER)
     with qtbot.waitSignal(panel.report_ready, timeout=60_000) as sig:
         panel.start()
@@ -156,7 +161,24 @@ def test_nonconforming_provider_shows_failures(qtbot, vclient) -> None:
     assert model.data(idx, RESULT_ROLE) == failed[0]
     group = idx.parent()
     assert "not passed" in model.data(group.siblingAtColumn(1))
-    assert "did not pass" in panel.results_summary.text()
+    assert f"— {len(report.summary.root_failures)} failed (" in panel.results_summary.text()
+    assert panel.results_summary.property("role") == "error"
+    # a failure's detail says what was sent, what came back and the rule
+    cid = "negotiate.limits_minimums"
+    assert panel.results.select(cid)
+    detail = panel.results.detail.toPlainText()
+    assert "Sent:" in detail and "Came back:" in detail and "Rule P-012 (§2.2, MUST)" in detail
+    # the exported report carries its evidence: opened elsewhere (no traffic log), the
+    # evidence rows still say what each call was
+    js = panel.export_json(tmp_path / "bad.json")
+    other = ConformancePanel(SlowBackend(), "ci")
+    qtbot.addWidget(other)
+    other.ask_open_path = lambda: str(js)
+    other.load_button.click()
+    assert other.results.select(cid)
+    ev = other.results.evidence_model
+    assert ev.rowCount() > 0
+    assert ev.item(0, 0).text().startswith(("negotiate", "list_tools", "get_provider_info"))
 
 
 def test_permission_is_per_tool_and_confirmed(qtbot, vclient) -> None:
