@@ -513,3 +513,20 @@ def andyclaw_required_permissions(
         return ALLOWED
     return _blocked("andyclaw_required_permissions", SECURITY,
                     f"the host does not hold {', '.join(missing)} required by the function")
+
+
+def explain_broadcast_timeout(target_stopped: bool | None, include_stopped: bool,
+                              timeout_ms: int) -> str:
+    """Why a broadcast got no reply, in the words of the Java relay's
+    `Broadcasts.explainTimeout` (relay_apk/src/core), so both devices say the same."""
+    base = f"no reply within {timeout_ms} ms"
+    if target_stopped is None:
+        return base + " (the target's stopped state is unknown)"
+    if target_stopped and not include_stopped:
+        return (base + ": the target is in the stopped state (never launched since install,"
+                " or force-stopped) and Android does not deliver broadcasts to stopped"
+                " apps; the real host would time out too. Launch the app once, or retry"
+                " with include_stopped to deliver anyway")
+    state = "stopped but include_stopped was set" if target_stopped else "not stopped"
+    return (base + f": the target is {state}, so Android delivered the broadcast (unless"
+            " its receiver is disabled or missing), but nothing answered on the reply action")

@@ -26,6 +26,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from inspector.android.manifest import ManifestFacts
+from inspector.android.rules import explain_broadcast_timeout
 from inspector.protocol.bundle import (
     Bundle,
     BundleArray,
@@ -621,6 +622,7 @@ class VirtualDevice:
         reply: tuple[str, Bundle] | None = None
         # rule stopped_package_broadcast: a stopped package's receivers are skipped unless
         # the broadcast includes stopped packages (FLAG_INCLUDE_STOPPED_PACKAGES)
+        target_stopped = package in self.platform().stopped
         delivered = self.platform().check_broadcast(package, include_stopped).allowed
         if delivered and receivers and receivers[0].exported and receivers[0].enabled:
             self.android.started(package)
@@ -630,14 +632,18 @@ class VirtualDevice:
             reply = await self._in_process(
                 app, app.on_broadcast(ctx, action, sent), "broadcast", conn
             )
+        # the fields the Java relay (versionCode 3+) adds, so a timeout explains itself
+        facts = Bundle(reply_action=reply_action, include_stopped=include_stopped,
+                       target_stopped=target_stopped)
         if reply is not None and reply[0] == reply_action:
-            return Bundle(reply=reply[1], timed_out=False)
+            return Bundle(reply=reply[1], timed_out=False, **facts)
         # nobody answered on reply_action: wait out the timeout, as the relay does (finishing
         # a little early so the server's own per-op timeout does not pre-empt the answer)
         remaining = timeout_s * 0.9 - (time.monotonic() - started)
         if remaining > 0:
             await asyncio.sleep(remaining)
-        return Bundle(reply=None, timed_out=True)
+        return Bundle(reply=None, timed_out=True, **facts, detail=explain_broadcast_timeout(
+            target_stopped, include_stopped, int(timeout_s * 1000)))
 
     async def _op_start_activity(self, args: Bundle, conn: ServerConnection) -> Bundle:
         package = _str(args, "package")

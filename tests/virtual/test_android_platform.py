@@ -122,9 +122,13 @@ async def test_broadcasts_skip_stopped_packages_unless_included(tmp_path: Path) 
     assert (await broadcast_dice(device))["timed_out"] is False  # used before: not stopped
     await op(device, "force_stop", package="com.example.dice")
     started = time.monotonic()
-    assert (await broadcast_dice(device))["timed_out"] is True
+    timed_out = await broadcast_dice(device)
+    assert timed_out["timed_out"] is True and timed_out["target_stopped"] is True
     assert time.monotonic() - started >= 0.2  # the relay waited its timeout out
-    assert (await broadcast_dice(device, include_stopped=True))["timed_out"] is False
+    # the timeout explains itself in the Java relay's words (Broadcasts.explainTimeout)
+    assert "stopped state" in timed_out["detail"] and "include_stopped" in timed_out["detail"]
+    delivered = await broadcast_dice(device, include_stopped=True)
+    assert delivered["timed_out"] is False and delivered["include_stopped"] is True
     # delivery started the receiver's process: the package left the stopped state
     assert (await broadcast_dice(device))["timed_out"] is False
     await device.aclose()
