@@ -299,7 +299,8 @@ class ExtensionHost:
         except RelayError as exc:
             self._fail(x, exc)
             raise cerr.TransportFailure(exc.code, exc.message, exc.hint, x.id) from None
-        reply = ac.reply_from_broadcast(br.reply, br.timed_out, reply_action, self.timeout_ms)
+        reply = ac.reply_from_broadcast(br.reply, br.timed_out, reply_action, self.timeout_ms,
+                                        target_stopped=br.target_stopped)
         if br.timed_out and br.detail:  # the Java relay says why (e.g. the target is stopped)
             reply = reply.model_copy(update={"problems": [*reply.problems, br.detail[:500]]})
         self._finish_reply(x, reply, br.reply)

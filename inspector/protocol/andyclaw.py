@@ -336,14 +336,22 @@ def reply_from_provider(bundle: Mapping[str, Any] | None) -> ExtensionReply:
 
 
 def reply_from_broadcast(bundle: Mapping[str, Any] | None, timed_out: bool,
-                         response_action: str | None = None, timeout_ms: int | None = None
-                         ) -> ExtensionReply:
+                         response_action: str | None = None, timeout_ms: int | None = None,
+                         *, target_stopped: bool | None = None) -> ExtensionReply:
     """Broadcast bridge: the reply broadcast's extras, or a timeout — with its likely cause:
-    the receiver got the request but never answered on the `response_action` it was given
-    (it ignores the extra, answers on a fixed action, or does not answer)."""
+    a target in the stopped state never gets the broadcast (`target_stopped`, reported by
+    the relay); otherwise the receiver got the request but never answered on the
+    `response_action` it was given (it ignores the extra, answers on a fixed action, or
+    does not answer)."""
     if timed_out:
         waited = f" within {timeout_ms / 1000:g} s" if timeout_ms else ""
         where = f" on {response_action}" if response_action else ""
+        if target_stopped:
+            return ExtensionReply(bridge=Bridge.BROADCAST, outcome="timeout", problems=[
+                f"no reply broadcast arrived{where}{waited}: the extension is in the stopped "
+                "state (installed and never launched, or force-stopped) and Android delivers "
+                "no broadcast to it — the real host would time out too. Launch the app once "
+                "(or force delivery with include-stopped) and retry"])
         return ExtensionReply(bridge=Bridge.BROADCAST, outcome="timeout", problems=[
             f"no reply broadcast arrived{where}{waited}. Likely cause: the extension's "
             "receiver ignores the request's response_action extra (it must send its "
