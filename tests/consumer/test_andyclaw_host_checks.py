@@ -111,9 +111,10 @@ async def test_a_receiver_ignoring_response_action_is_diagnosed(relay: Any) -> N
     host = (await _hosts(relay, timeout_ms=300))["fixed_dice"]
     reply = await host.execute("roll_dice", {"sides": 6})
     assert reply.outcome == "timeout"
-    [problem] = reply.problems
+    problem, relay_detail = reply.problems  # the host's diagnosis, then the relay's own words
     assert "com.example.fixeddice.andyclaw.EXTENSION_RESPONSE" in problem
     assert "ignores the request's response_action" in problem
+    assert "the target is not stopped" in relay_detail
 
 
 async def test_bridge_choice_skips_an_unexported_bridge(relay: Any) -> None:
