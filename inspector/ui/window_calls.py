@@ -1,0 +1,126 @@
+"""Calls from the window: negotiation, Send, async operations, confirmations, results."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import (
+    QFileDialog,
+)
+
+from inspector.consumer.execution import Execution
+from inspector.protocol.exchange import Exchange
+from inspector.session.confirmations import ConfirmationRequest
+from inspector.ui.composer import CallRequest
+from inspector.ui.dialogs import ConfirmationDialog
+from inspector.ui.text import bound
+
+
+class CallFlow:
+    """Mixin of MainWindow: routes composer/result signals to the controller and back."""
+
+    def _negotiate(self, versions: tuple, caps: tuple) -> None:
+        if self.current_key:
+            self.run(
+                self.controller.negotiate(self.current_key, versions, caps),
+                f"negotiate:{self.current_key}",
+                "Negotiation",
+            )
+
+    def _send(self, req: CallRequest) -> None:
+        key = self.current_key
+        if key is None:
+            return
+        self.current_request_id = req.request_id
+        self.result.show_execution(None)
+        self.result.state.setText("Sending…")
+        self.run(
+            self.controller.execute(
+                key, req.tool_name, req.args_text, req.request_id, req.deadline_ms
+            ),
+            f"execute:{req.request_id}",
+            f"Calling {req.tool_name}",
+        )
+
+    def _execution_changed(self, serial: str, ex: Execution) -> None:
+        if (
+            self.current_key is None
+            or self.controller.execution(self.current_key, ex.request_id) is not ex
+        ):
+            return
+        if ex.operation_id:
+            self.operations.update_execution(ex)
+        if ex.request_id == self.current_request_id:
+            t = self.controller.timing(serial, ex)
+            self.result.show_execution(
+                ex, started_ms=t[0] if t else None, finished_ms=t[1] if t else None
+            )
+
+    def _launch(self, request_id: str) -> None:
+        if self.current_key:
+            self.run(
+                self.controller.launch_resolution(self.current_key, request_id),
+                f"resolution:{request_id}",
+                "Launching the confirmation",
+            )
+
+    def _retry(self, request_id: str) -> None:
+        ex = self.controller.execution(self.current_key or "", request_id)
+        if ex is not None and self.current_key:
+            self.run(
+                self.controller.execute(
+                    self.current_key,
+                    ex.tool_name,
+                    ex.args_json,
+                    request_id,
+                    self.composer.deadline.value() * 1000,
+                ),
+                f"retry:{request_id}",
+                "Retry",
+            )
+
+    def _cancel(self, request_id: str) -> None:
+        if self.current_key:
+            self.run(
+                self.controller.cancel_operation(self.current_key, request_id),
+                f"cancel:{request_id}",
+                "Cancel",
+            )
+
+    def _save_file(self, request_id: str) -> None:
+        ex = self.controller.execution(self.current_key or "", request_id)
+        v = ex.file_verdict if ex else None
+        if v is None or not v.content_path:
+            return
+        path, _ = QFileDialog.getSaveFileName(self, "Save the result", "result.bin")
+        if path:
+            self.save_result_to(request_id, path)
+
+    def save_result_to(self, request_id: str, path: str) -> bool:
+        ex = self.controller.execution(self.current_key or "", request_id)
+        v = ex.file_verdict if ex else None
+        if v is None or not v.content_path:
+            return False
+        import shutil
+
+        shutil.copyfile(v.content_path, path)
+        self._status.setText(f"Saved {bound(path, 200)}")
+        return True
+
+    def _transfer(self, request_id: str, done: int, total: int) -> None:
+        if request_id == self.current_request_id:
+            self.result.file_box.setVisible(True)
+            self.result.set_transfer_progress(done, total)
+
+    def _exchange(self, ex: Exchange) -> None:
+        self.traffic.model.refresh(ex)
+        entry = self.controller.entry(self.current_key or "")
+        if (entry is not None and ex.target in (entry.declaration.authority,)) or (
+            entry is not None and ex.package == entry.declaration.package
+        ):
+            self.provider_traffic.model.refresh(ex)
+
+    def _confirmation(self, serial: str, request: ConfirmationRequest) -> None:
+        dlg = ConfirmationDialog(request.model_dump(mode="json"), self)
+        dlg.answered.connect(self.controller.answer)
+        self.confirmation_dialog = dlg
+        dlg.open()
+
