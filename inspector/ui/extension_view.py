@@ -88,6 +88,12 @@ class ExtensionView(QWidget):
         self.composer.sendRequested.connect(self._send)
 
     def show_host(self, host: ExtensionHost) -> None:
+        if host is not self.host:  # another extension: nothing of the previous one stays
+            self.composer.set_target(None)
+            self._role(self.outcome, "heading")
+            self.outcome.setText("No call yet.")
+            self.detail.setText("")
+            self.result.clear()
         self.host = host
         d = host.decl
         self.i_name.setText(bound(d.name, 120))
@@ -165,9 +171,21 @@ class ExtensionView(QWidget):
                 return
         self._role(self.outcome, "heading")
         self.outcome.setText(f"Calling {bound(req.tool_name, 64)} via {req.bridge}…")
+        self.detail.setText("")
+        self.result.clear()
+        self.composer.set_in_flight(req)
         self.callRequested.emit(req.tool_name, req.args_text, req.bridge or "", approved)
 
+    def call_stopped(self) -> None:
+        self.composer.set_in_flight(None)
+        self._role(self.outcome, "warn")
+        self.outcome.setText(
+            "Stopped waiting — the bridge call may still run on the device."
+        )
+
     def show_call(self, call: ExtensionCall) -> None:
+        self.composer.set_in_flight(None)
+        self.detail.setToolTip(f"{call.function} via {call.bridge}")
         r = call.reply
         if r is None:
             self.outcome.setText(f"✗ {bound(call.error, 400)}")
@@ -176,7 +194,7 @@ class ExtensionView(QWidget):
             self.result.clear()
             return
         verdict = "✓ result" if r.ok else f"✗ {r.outcome}"
-        self.outcome.setText(f"{verdict} via {r.bridge.value}")
+        self.outcome.setText(f"{verdict} of {bound(call.function, 64)} via {r.bridge.value}")
         self._role(self.outcome, "ok" if r.ok else "error")
         bits = []
         if r.error:
@@ -188,7 +206,8 @@ class ExtensionView(QWidget):
                 f"exception {bound(r.exception_class, 100)}: {bound(r.exception_message, 300)}"
             )
         if r.launched is not None:
-            bits.append(f"launched: {r.launched} {bound(r.component or '', 120)}")
+            started = "started" if r.launched else "NOT started"
+            bits.append(f"activity {started}: {bound(r.component or '—', 120)}")
         for p in r.problems:
             bits.append(f"⚠ {bound(p, 200)}")
         self.detail.setText("\n".join(bits))

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -100,9 +101,12 @@ class MainWindow(
         self.settings = settings or QSettings(SETTINGS_ORG, SETTINGS_APP)
         self.current_key: str | None = None
         self.current_serial: str | None = None
+        self.initial_serial = "virtual"  # the device connected at start (`-d SERIAL`)
         self.current_request_id: str | None = None
         self.confirmation_dialog: ConfirmationDialog | None = None
         self.last_error = ""
+        self.in_flight: dict[str, asyncio.Task] = {}  # calls not ended (closing asks first)
+        self._force_close = False
         self.setWindowTitle("CETP Inspector")
         self.setWindowIcon(theme.icon("app"))
         self.resize(1360, 860)
@@ -239,6 +243,8 @@ class MainWindow(
         self.overview.negotiateRequested.connect(self._negotiate)
         self.tools.composeRequested.connect(self.compose)
         self.composer.sendRequested.connect(self._send)
+        self.composer.cancelRequested.connect(self._cancel_in_flight)
+        self.extension_view.composer.cancelRequested.connect(self._cancel_extension_call)
         self.result.launchResolution.connect(self._launch)
         self.result.saveFile.connect(self._save_file)
         self.result.retryRequested.connect(self._retry)

@@ -87,6 +87,9 @@ class ResultPanel(QWidget):
         self._retry_deadline: float | None = None
         lay = QVBoxLayout(self)
         lay.setContentsMargins(9, 6, 9, 4)  # aligned with the composer above
+        self.call = _label("", "muted")  # the call this result belongs to (never another's)
+        self.call.setObjectName("resultCall")
+        lay.addWidget(self.call)
         head = QHBoxLayout()
         self.state = _label("No call yet — build one above and press Send.", "heading")
         self.state.setObjectName("resultState")
@@ -204,12 +207,14 @@ class ResultPanel(QWidget):
         for box in (self.envelope, self.error_box, self.confirm_box, self.file_box):
             box.setVisible(False)
         if ex is None:
+            self.call.setText("")
             self.state.setText("No call yet — build one above and press Send.")
             _restyle(self.state, "heading")
             self.message.setText("")
             self.timing.setText("")
             self.value_view.clear()
             return
+        self.call.setText(f"Result of {bound(ex.tool_name, 64)} · request_id {ex.request_id}")
         text, role = _STATE_TEXT.get(ex.state, (ex.state.value, "muted"))
         if ex.file_verdict is not None and not ex.file_verdict.ok:
             text, role = "Provider said success — the file FAILED verification", "error"
@@ -270,6 +275,11 @@ class ResultPanel(QWidget):
             )
         else:
             self.value_view.clear()
+
+    def show_pending(self, tool_name: str, request_id: str) -> None:
+        """A call just sent: name it before any answer arrives."""
+        self.call.setText(f"Result of {bound(tool_name, 64)} · request_id {request_id}")
+        self.state.setText(f"Sending {bound(tool_name, 64)}…")
 
     def _show_error(self, ex: Execution) -> None:
         e = ex.error

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
+
+import shiboken6
 from PySide6.QtWidgets import (
     QFileDialog,
 )
 
-from inspector.consumer.execution import Execution
+from inspector.consumer.execution import ExecState, Execution
 from inspector.protocol.exchange import Exchange
 from inspector.session.confirmations import ConfirmationRequest
-from inspector.ui.composer import CallRequest
+from inspector.ui.composer import CallComposer, CallRequest
 from inspector.ui.dialogs import ConfirmationDialog
 from inspector.ui.text import bound
 
@@ -31,14 +34,47 @@ class CallFlow:
             return
         self.current_request_id = req.request_id
         self.result.show_execution(None)
-        self.result.state.setText("Sending…")
-        self.run(
+        self.result.show_pending(req.tool_name, req.request_id)
+        self.composer.set_in_flight(req)
+        task = self.run(
             self.controller.execute(
                 key, req.tool_name, req.args_text, req.request_id, req.deadline_ms
             ),
             f"execute:{req.request_id}",
             f"Calling {req.tool_name}",
         )
+        self.track_call(req.request_id, task, self.composer)
+
+    def track_call(self, call_id: str, task: asyncio.Task, composer: CallComposer) -> None:
+        """Remember a running call (closing asks first) until its task ends; then the
+        composer it was sent from no longer shows it as in flight."""
+        self.in_flight[call_id] = task
+
+        def ended(_t: asyncio.Task) -> None:
+            self.in_flight.pop(call_id, None)
+            if not shiboken6.isValid(composer):  # the window is gone (app closing)
+                return
+            if composer.in_flight is not None and composer.in_flight.request_id == call_id:
+                composer.set_in_flight(None)
+
+        task.add_done_callback(ended)
+
+    def _cancel_in_flight(self, request_id: str) -> None:
+        """The composer's Cancel: an async operation is cancelled on the provider; any
+        other call stops being waited for, and its outcome is said to be unknown."""
+        ex = self.controller.execution(self.current_key or "", request_id)
+        if ex is not None and ex.operation_id and ex.state == ExecState.ACCEPTED:
+            self._cancel(request_id)
+            return
+        task = self.in_flight.get(request_id)
+        if task is not None:
+            task.cancel()
+        if request_id == self.current_request_id:
+            self.result.state.setText(
+                "Stopped waiting — the outcome on the device is unknown. Send again with "
+                "the same request_id (reuse) to learn it without acting twice."
+            )
+        self.composer.set_in_flight(None)
 
     def _execution_changed(self, serial: str, ex: Execution) -> None:
         if (

@@ -14,12 +14,17 @@ class ProviderSelection:
     """Mixin of MainWindow: what is selected and what the centre shows for it."""
 
     def start(self) -> None:
+        serial = self.initial_serial  # `-d SERIAL`; the virtual device otherwise
+
         async def boot() -> None:
             await self.controller.refresh_devices()
-            await self.controller.connect("virtual")
+            if serial != "virtual":
+                self.current_serial = serial
+            await self.controller.connect(serial)
             self._status.setText("Ready — pick a provider, or press F5 to rescan.")
 
-        self.run(boot(), "startup", "Starting the virtual device")
+        what = "Starting the virtual device" if serial == "virtual" else f"Connecting to {serial}"
+        self.run(boot(), "startup", what)
 
     def _poll_devices(self) -> None:
         if self._polling or not self.controller.devices_manager._use_adb:
@@ -148,12 +153,23 @@ class ProviderSelection:
         if key is None:
             return
 
+        composer = self.extension_view.composer
+        call_id = composer.in_flight.request_id if composer.in_flight else f"ext:{function}"
+
         async def go() -> None:
             call = await self.controller.call_extension(key, function, params, bridge, approved)
             if key == self.current_extension:
                 self.extension_view.show_call(call)
 
-        self.run(go(), f"ext-call:{function}", f"Calling {function}")
+        task = self.run(go(), f"ext-call:{function}", f"Calling {function}")
+        self.track_call(call_id, task, composer)
+
+    def _cancel_extension_call(self, call_id: str) -> None:
+        """Stop waiting for an extension call (a bridge call cannot be taken back)."""
+        task = self.in_flight.get(call_id)
+        if task is not None:
+            task.cancel()
+        self.extension_view.call_stopped()
 
 
     def _provider_changed(self, key: str) -> None:
@@ -169,7 +185,11 @@ class ProviderSelection:
         session = getattr(eng, "session", None)
         self.overview.show_session(session)
         self.overview.show_info(getattr(eng, "info", None))
-        findings = list(getattr(eng, "findings", []))
+        # the same verdict found again (tools re-listed) is shown once
+        findings = list(
+            {(f.rule_id, f.message, f.ok): f for f in getattr(eng, "findings", [])}
+            .values()
+        )
         self.overview.show_findings(findings)
         broken = [
             f"{f.section} {f.rule_id}: {f.message}"
@@ -209,6 +229,11 @@ class ProviderSelection:
             target = ToolTarget(
                 name=t1.name, description=t1.description, input_schema=t1.parameters
             )
+        shown = self.result.execution
+        if shown is None or shown.tool_name != target.name:
+            # a result is only ever shown under the call it belongs to
+            self.current_request_id = None
+            self.result.show_execution(None)
         self.composer.set_target(target)
         self.tabs.setCurrentIndex(2)
 
