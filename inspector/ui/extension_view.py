@@ -214,8 +214,8 @@ class ExtensionView(QWidget):
         if r.result_is_json:
             self.result.show_value(r.decoded)
         else:
+            self.result.clear()  # not JSON: text only
             self.result.text.show_text(bound(r.result or "", 200_000, single_line=False))
-            self.result.tree_model.set_value(None)
 
     @staticmethod
     def _role(w: QWidget, role: str) -> None:

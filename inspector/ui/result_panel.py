@@ -268,11 +268,11 @@ class ResultPanel(QWidget):
         elif ex.file_verdict is not None and ex.file_verdict.parsed:
             self.value_view.show_value(ex.file_verdict.value)
         elif ex.file_verdict is not None and ex.file_verdict.preview:
-            self.value_view.setCurrentIndex(0)
-            self.value_view.tree_model.set_value(None)
-            self.value_view.text.show_text(
-                bound(ex.file_verdict.preview, 64_000, single_line=False)
-            )
+            preview = bound(ex.file_verdict.preview, 64_000, single_line=False)
+            if preview != self.value_view.text.toPlainText():  # not again on every step
+                self.value_view.clear()  # a preview is text only
+                self.value_view.setCurrentIndex(0)
+                self.value_view.text.show_text(preview)
         else:
             self.value_view.clear()
 
