@@ -35,6 +35,7 @@ from inspector.protocol.cetp import Annotations, new_request_id
 from inspector.tasks import spawn
 from inspector.ui import theme
 from inspector.ui.badges import BadgeRow, annotation_badges, is_dangerous
+from inspector.ui.flow_layout import FlowLayout
 from inspector.ui.json_view import JsonEditor
 from inspector.ui.schema_form import SchemaForm
 from inspector.ui.text import PARAGRAPH_LIMIT, bound, human_bytes
@@ -48,6 +49,16 @@ REQUEST_ID_RULE = (
     "terminal outcome for the idempotency window. Reusing an id with different arguments is "
     "INVALID_REQUEST."
 )
+
+
+def _row(*widgets: QWidget) -> QWidget:
+    """Widgets that stay together on one line when the composer's controls wrap."""
+    box = QWidget()
+    row = QHBoxLayout(box)
+    row.setContentsMargins(0, 0, 0, 0)
+    for w in widgets:
+        row.addWidget(w)
+    return box
 
 
 class CallRequest(BaseModel):
@@ -100,6 +111,8 @@ class CallComposer(QWidget):
         head.addStretch(1)
         self.bridge = QComboBox()
         self.bridge.setToolTip("AndyClaw bridge used for the call")
+        # "provider", "broadcast": never cut to "provide", "broadca"
+        self.bridge.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.bridge.setVisible(False)
         head.addWidget(self.bridge)
         lay.addLayout(head)
@@ -128,32 +141,29 @@ class CallComposer(QWidget):
         self.issues.setMaximumHeight(72)
         lay.addWidget(self.issues, 1)
 
-        controls = QHBoxLayout()
+        # the controls wrap onto a second line in a narrow window instead of widening it
+        bar = QWidget()
+        bar.setObjectName("composerControls")
+        controls = FlowLayout(bar, spacing=8)
         self.size = QLabel("0 B")
         self.size.setProperty("role", "muted")
         self.size.setMinimumWidth(90)  # may clip in a narrow window rather than widen it
         controls.addWidget(self.size)
-        controls.addSpacing(12)
         id_label = QLabel("request_id")  # hover it (or the id, or its mode) for the spec rule
         id_label.setToolTip(REQUEST_ID_RULE)
-        controls.addWidget(id_label)
         self.request_id = QLineEdit(new_request_id())
         self.request_id.setObjectName("requestId")
         self.request_id.setReadOnly(True)
         uuid_px = self.request_id.fontMetrics().horizontalAdvance("0" * 36) + 20
-        self.request_id.setMinimumWidth(140)
-        self.request_id.setMaximumWidth(uuid_px)  # room to grow to the whole UUID first
+        self.request_id.setMinimumWidth(uuid_px)  # the whole UUID; the controls wrap instead
         self.request_id.setToolTip(REQUEST_ID_RULE)
-        controls.addWidget(self.request_id, 10)
+        controls.addWidget(_row(id_label, self.request_id))
         self.id_mode = QComboBox()
         self.id_mode.addItems(["new id per call", "reuse (retry)"])
         self.id_mode.setToolTip(REQUEST_ID_RULE)
-        controls.addWidget(self.id_mode)
         self.new_id = QPushButton("New id")
         self.new_id.setToolTip("Start a new logical execution")
-        controls.addWidget(self.new_id)
-        controls.addSpacing(8)
-        controls.addWidget(QLabel("deadline"))
+        controls.addWidget(_row(self.id_mode, self.new_id))
         self.deadline = QSpinBox()
         self.deadline.setRange(1, 3600)
         self.deadline.setValue(30)
@@ -161,15 +171,14 @@ class CallComposer(QWidget):
         self.deadline.setToolTip(
             "deadline_at_ms = now + this; the provider checks it before starting a side effect"
         )
-        controls.addWidget(self.deadline)
-        controls.addStretch(1)
+        controls.addWidget(_row(QLabel("deadline"), self.deadline))
         self.send = QPushButton(theme.icon("send", "#ffffff"), "Send")
         self.send.setToolTip("Send the call (Ctrl+Enter)")
         self.send.setObjectName("sendButton")
         self.send.setProperty("primary", True)
         self.send.setEnabled(False)
         controls.addWidget(self.send)
-        lay.addLayout(controls)
+        lay.addWidget(bar)
         self.retry_note = QLabel("")
         self.retry_note.setProperty("role", "warn")
         self.retry_note.setWordWrap(True)

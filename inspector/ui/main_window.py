@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QStackedWidget,
     QTabWidget,
@@ -72,7 +73,8 @@ class EmptyState(QWidget):
         self.text.setWordWrap(True)
         self.text.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.text.setProperty("role", "muted")
-        self.text.setFixedWidth(560)
+        self.text.setMaximumWidth(560)  # narrower in a small window: it wraps
+        self.text.setMinimumWidth(260)
         self.text.setMinimumHeight(self.text.heightForWidth(560))
         lay.addWidget(self.text, 0, Qt.AlignmentFlag.AlignHCenter)
         self.button = QPushButton(theme.icon("virtual", "#ffffff"), "Explore the virtual device")
@@ -147,7 +149,12 @@ class MainWindow(
         comp = QSplitter(Qt.Orientation.Vertical)
         comp.setObjectName("composerSplit")
         comp.addWidget(self.composer)
-        comp.addWidget(self.result)
+        result_scroll = QScrollArea()  # a short window scrolls the result, not the window
+        result_scroll.setObjectName("resultScroll")
+        result_scroll.setWidgetResizable(True)
+        result_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        result_scroll.setWidget(self.result)
+        comp.addWidget(result_scroll)
         comp.setStretchFactor(0, 3)  # the form needs the room; the result scrolls
         comp.setStretchFactor(1, 2)
         comp.setSizes([590, 410])
@@ -182,7 +189,7 @@ class MainWindow(
         self._link_label = QLabel("")
         self.statusBar().addPermanentWidget(self._link_label)
         self._wire()
-        self.navigator.setMinimumWidth(300)
+        self.navigator.setMinimumWidth(220)  # 1024 px screens keep room for the centre
         self.resizeDocks([self.nav_dock], [330], Qt.Orientation.Horizontal)
         self.resizeDocks([self.traffic_dock], [200], Qt.Orientation.Vertical)
         self.restore_layout()
