@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QListWidget,
     QListWidgetItem,
+    QScrollArea,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -80,7 +81,11 @@ class ExtensionView(QWidget):
         rl.addWidget(self.detail)
         self.result = JsonResultView(placeholder="The function's result appears here.")
         rl.addWidget(self.result, 1)
-        right.addWidget(res)
+        res_scroll = QScrollArea()  # a short window scrolls the outcome, not the window
+        res_scroll.setWidgetResizable(True)
+        res_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        res_scroll.setWidget(res)
+        right.addWidget(res_scroll)
         split.addWidget(right)
         split.setStretchFactor(1, 3)
         lay.addWidget(split)
