@@ -89,8 +89,12 @@ def run_gui(argv: list[str] | None = None, options: Any = None) -> int:
 
     from inspector.relay.server import close_in_process_servers
     from inspector.tasks import spawner
+    from inspector.ui import xcb_check
     from inspector.ui.main_window import MainWindow
 
+    if xcb_check.uses_xcb() and (missing := xcb_check.missing_packages()):
+        sys.stderr.write(xcb_check.explain(missing) + "\n")  # instead of Qt's abort (134)
+        return 3
     app = make_app(argv)
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
