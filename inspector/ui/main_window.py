@@ -45,6 +45,7 @@ from inspector.ui.window_names import (
 )
 from inspector.ui.window_selection import ProviderSelection
 from inspector.ui.window_side import SideWindows
+from inspector.ui.window_virtual import VirtualDeviceMenu
 
 __all__ = ["BUG_REPORT_FILTER", "TABS", "EmptyState", "MainWindow"]
 
@@ -87,7 +88,13 @@ class EmptyState(QWidget):
 
 
 class MainWindow(
-    WindowActions, ProviderSelection, CallFlow, SideWindows, WindowLayout, QMainWindow
+    WindowActions,
+    ProviderSelection,
+    CallFlow,
+    SideWindows,
+    VirtualDeviceMenu,
+    WindowLayout,
+    QMainWindow,
 ):
     closed = Signal()  # the user closed the window (the app shuts down)
 
@@ -183,6 +190,7 @@ class MainWindow(
         self.setCentralWidget(self.stack)
 
         self._build_actions()
+        self._build_virtual_menu()
         self._register_extra_views()
         self._status = QLabel("Starting…")
         self.statusBar().addWidget(self._status, 1)

@@ -138,14 +138,17 @@ class SideWindows:
             )
         if not path:
             return []
+        device = self.controller.virtual_device()
+        before = {p: type(a) for p, a in device.apps.items()}
         try:
-            packages = install_bundle(self.controller.virtual_device(), path)
+            packages = install_bundle(device, path)
         except ReplayLoadError as exc:
             self.report("Cannot serve the bug report", str(exc))
             return []
         self._status.setText(
             bound(f"Serving the recording of {', '.join(packages)} on the virtual device", 300)
         )
+        self._remember_served(packages, before)
         return packages
 
     def replay(self, contents: Any) -> QWidget | None:
