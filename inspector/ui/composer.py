@@ -89,6 +89,7 @@ class CallComposer(QWidget):
 
     sendRequested = Signal(object)  # CallRequest
     validated = Signal(object)  # Verdict
+    EMPTY_TITLE = "Pick a tool on the Tools tab to build a call."
     cancelRequested = Signal(str)  # request_id of the call in flight
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -104,7 +105,7 @@ class CallComposer(QWidget):
 
         lay = QVBoxLayout(self)
         head = QHBoxLayout()
-        self.title = QLabel("Pick a tool on the Tools tab to build a call.")
+        self.title = QLabel(self.EMPTY_TITLE)
         self.title.setProperty("role", "heading")
         self.title.setTextFormat(Qt.TextFormat.PlainText)
         head.addWidget(self.title)
@@ -261,7 +262,7 @@ class CallComposer(QWidget):
     def set_target(self, target: ToolTarget | None) -> None:
         self.target = target
         if target is None:  # nothing selected: no form, no arguments of an earlier target
-            self.title.setText("Pick a tool on the Tools tab to build a call.")
+            self.title.setText(self.EMPTY_TITLE)
             self.badges.set_badges([])
             self.description.setText("")
             self.bridge.clear()

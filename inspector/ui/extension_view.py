@@ -69,6 +69,8 @@ class ExtensionView(QWidget):
         split.addWidget(left)
         right = QSplitter(Qt.Orientation.Vertical)
         self.composer = CallComposer()
+        self.composer.EMPTY_TITLE = "Pick a function on the left to build a call."
+        self.composer.title.setText(self.composer.EMPTY_TITLE)
         self.composer.setObjectName("extensionComposer")
         right.addWidget(self.composer)
         res = QWidget()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import shiboken6
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QFontDatabase
 from PySide6.QtWidgets import QPlainTextEdit, QTabWidget, QTreeView, QWidget
 
@@ -31,6 +32,16 @@ class JsonEditor(QPlainTextEdit):
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.setTabStopDistance(self.fontMetrics().horizontalAdvance(" ") * 2)
         self.highlighter = JsonHighlighter(self.document())
+        self.setTabChangesFocus(True)
+
+    def keyPressEvent(self, event) -> None:
+        """Tab moves the focus (keyboard users leave the editor); Ctrl+Tab indents."""
+        ctrl = event.modifiers() & Qt.KeyboardModifier.ControlModifier
+        if event.key() == Qt.Key.Key_Tab and ctrl:
+            if not self.isReadOnly():
+                self.insertPlainText("  ")
+            return
+        super().keyPressEvent(event)
 
     def show_text(self, text: str) -> None:
         set_json_text(self, self.highlighter, text, f"highlight:{id(self):x}")

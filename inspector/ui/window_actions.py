@@ -67,6 +67,13 @@ class WindowActions:
             self._action(
                 TABS[i], "tool", f"Ctrl+{i + 1}", lambda _=False, i=i: self.tabs.setCurrentIndex(i)
             )
+        self.act_conformance = self._action(
+            "Conformance",
+            "ok",
+            f"Ctrl+{len(TABS) + 1}",
+            lambda: self.tabs.setCurrentWidget(self.conformance_holder),
+            "Run the conformance suite against the open provider",
+        )
         self.act_sessions = self._action(
             "Sessions…",
             "operation",
@@ -89,6 +96,13 @@ class WindowActions:
             "Replay a bug report as a virtual provider: its recorded provider answers from "
             "the virtual device",
         )
+        self.act_export_bundle = self._action(
+            "Export bug report…",
+            "save",
+            "Ctrl+E",
+            self.export_bug_report,
+            "Save this window's session as a bug-report bundle (secrets redacted by default)",
+        )
         self.act_wake = self._action(
             "Wake providers that are not running",
             "launch",
@@ -99,7 +113,7 @@ class WindowActions:
         )
         self.act_wake.setCheckable(True)
         menu = self.menuBar().addMenu("&File")
-        for a in (self.act_sessions, self.act_open_bundle, self.act_serve_bundle):
+        for a in (self.act_sessions, self.act_export_bundle, self.act_open_bundle):
             menu.addAction(a)
         menu.addSeparator()
         menu.addAction(self.act_quit)
@@ -117,6 +131,7 @@ class WindowActions:
         bar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         for a in (self.act_rescan, self.act_reconnect, self.act_negotiate):
             bar.addAction(a)
+        bar.addAction(self.act_export_bundle)
         spacer = QWidget()
         spacer.setSizePolicy(
             spacer.sizePolicy().horizontalPolicy().Expanding,

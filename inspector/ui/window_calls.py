@@ -126,7 +126,7 @@ class CallFlow:
         v = ex.file_verdict if ex else None
         if v is None or not v.content_path:
             return
-        path, _ = QFileDialog.getSaveFileName(self, "Save the result", "result.bin")
+        path, _ = QFileDialog.getSaveFileName(self, "Save the result", save_name(ex))
         if path:
             self.save_result_to(request_id, path)
 
@@ -160,3 +160,25 @@ class CallFlow:
         self.confirmation_dialog = dlg
         dlg.open()
 
+
+
+#: media type → file extension for the default save name
+_EXTENSIONS = {
+    "application/json": "json", "text/csv": "csv", "text/plain": "txt",
+    "application/pdf": "pdf", "image/png": "png", "image/jpeg": "jpg",
+    "application/zip": "zip", "application/x-ndjson": "jsonl",
+}
+
+
+def save_name(ex: Execution, now: float | None = None) -> str:
+    """`<tool>-<YYYYmmdd-HHMMSS>.<ext>` from the tool, the time and the declared media type
+    (never a generic result.bin); the name is sanitised for any file system."""
+    import re
+    import time
+
+    media = (ex.file.media_type if ex.file else "").split(";")[0].strip().lower()
+    ext = _EXTENSIONS.get(media) or (media.rsplit("/", 1)[-1] if "/" in media else "") or "bin"
+    ext = re.sub(r"[^a-z0-9]+", "", ext)[:10] or "bin"
+    tool = re.sub(r"[^A-Za-z0-9_.-]+", "_", ex.tool_name)[:64] or "result"
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now))
+    return f"{tool}-{stamp}.{ext}"

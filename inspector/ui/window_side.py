@@ -92,6 +92,23 @@ class SideWindows:
         panel.refresh()
         return self._side(panel, "Recorded sessions — CETP Inspector")
 
+    def export_bug_report(self) -> QWidget | None:
+        """File ▸ Export bug report…: the sessions list with this window's own session
+        selected, and its export dialog (redaction choice, file name)."""
+        panel = self.show_sessions()
+        if panel is None:
+            return None
+        journal = self.controller.journals.get(self.current_serial or "virtual")
+
+        async def go() -> None:
+            await panel.refresh()
+            if journal is not None:
+                panel.select(journal.session_id)
+            panel.export_selected()
+
+        self.run(go(), "export-bug-report", "Exporting a bug report")
+        return panel
+
     def show_recorded_session(self, contents: Any) -> QWidget:
         """A journal, read-only: its exchanges in a traffic view, and Replay…"""
         box = QWidget()
