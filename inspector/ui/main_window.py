@@ -264,6 +264,9 @@ class MainWindow(
         self.result.saveFile.connect(self._save_file)
         self.result.retryRequested.connect(self._retry)
         self.operations.cancelRequested.connect(self._cancel)
+        for panel in (self.traffic, self.provider_traffic):  # History: reopen / copy a call
+            panel.reopenRequested.connect(self.reopen_call)
+            panel.commandRequested.connect(self.copy_call_command)
 
 
 def dumps(value: Any) -> str:

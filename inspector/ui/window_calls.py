@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
+import shlex
+from typing import Any
 
 import shiboken6
 from PySide6.QtWidgets import (
     QFileDialog,
 )
 
+from inspector.consumer.engine import ProviderSession
 from inspector.consumer.execution import ExecState, Execution
 from inspector.protocol.exchange import Exchange
 from inspector.session.confirmations import ConfirmationRequest
 from inspector.ui.composer import CallComposer, CallRequest
 from inspector.ui.dialogs import ConfirmationDialog
 from inspector.ui.text import bound
+from inspector.ui.traffic_panel import copy_text
 
 
 class CallFlow:
@@ -58,6 +64,62 @@ class CallFlow:
                 composer.set_in_flight(None)
 
         task.add_done_callback(ended)
+
+    def _find_call(self, exchange_id: str) -> tuple[Any, Execution] | None:
+        """The open provider's execution behind a traffic row, or None (and why)."""
+        ex = next((x for x in self.controller.exchanges() if x.id == exchange_id), None)
+        entry = self.controller.entry(self.current_key or "")
+        if ex is None or entry is None or ex.package != entry.declaration.package:
+            pkg = ex.package if ex is not None else "its provider"
+            self.report("Cannot reopen the call", f"open {pkg} first, then pick the call again")
+            return None
+        execution = self.controller.execution(entry.key, ex.request_id or "")
+        if execution is None:
+            self.report("Cannot reopen the call", "this call was not made from this window")
+            return None
+        return entry, execution
+
+    def reopen_call(self, exchange_id: str) -> bool:
+        """History: a past call back in the composer (its tool and arguments), to re-send."""
+        found = self._find_call(exchange_id)
+        if found is None:
+            return False
+        entry, execution = found
+        v1 = entry.engine is not None and not isinstance(entry.engine, ProviderSession)
+        self.compose(execution.tool_name, 1 if v1 else 2)
+        if self.composer.target is None or self.composer.target.name != execution.tool_name:
+            self.report("Cannot reopen the call", f"{execution.tool_name} is no longer listed")
+            return False
+        try:
+            self.composer.set_args(json.loads(execution.args_json or "{}"))
+        except ValueError:
+            self.composer.raw.setPlainText(execution.args_json)
+        self._status.setText(
+            bound(f"Reopened {execution.tool_name} ({execution.request_id}): Send to run it "
+                  "again — “reuse (retry)” keeps its request_id", 300)
+        )
+        return True
+
+    def copy_call_command(self, exchange_id: str) -> str:
+        """History: the call as a `cetp-inspector call …` command line (on the clipboard)."""
+        found = self._find_call(exchange_id)
+        if found is None:
+            return ""
+        entry, execution = found
+        parts = ["cetp-inspector", "call"]
+        if entry.serial != "virtual":
+            parts += ["-d", entry.serial]
+        parts += [entry.declaration.package, execution.tool_name]
+        args = execution.args_json or "{}"
+        with contextlib.suppress(ValueError):
+            args = json.dumps(json.loads(args), ensure_ascii=False, separators=(",", ":"))
+        parts += ["--args", args]
+        if entry.engine is not None and not isinstance(entry.engine, ProviderSession):
+            parts.append("--v1")
+        line = shlex.join(parts)
+        copy_text(line)
+        self._status.setText(bound(f"Copied: {line}", 300))
+        return line
 
     def _cancel_in_flight(self, request_id: str) -> None:
         """The composer's Cancel: an async operation is cancelled on the provider; any

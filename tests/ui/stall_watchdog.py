@@ -105,7 +105,7 @@ def ui_thread_stack(ident: int) -> list[str]:
             continue
         if take and line.strip():
             block.append(line.strip())
-    return [x for x in block if "pytestqt" not in x and "/stall_watchdog.py" not in x][:25]
+    return [x for x in block if "pytestqt" not in x and "/stall_watchdog.py" not in x][:60]
 
 
 @dataclass
