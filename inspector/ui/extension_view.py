@@ -222,6 +222,7 @@ class ExtensionView(QWidget):
             self.result.show_value(r.decoded)
         else:
             self.result.clear()  # not JSON: text only
+            self.result.show_tree_note(self.result.TEXT_ONLY)
             self.result.text.show_text(bound(r.result or "", 200_000, single_line=False))
 
     @staticmethod

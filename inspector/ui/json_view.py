@@ -7,7 +7,7 @@ from typing import Any
 import shiboken6
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QFontDatabase
-from PySide6.QtWidgets import QPlainTextEdit, QTabWidget, QTreeView, QWidget
+from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTabWidget, QTreeView, QVBoxLayout, QWidget
 
 from inspector.tasks import spawn
 from inspector.ui.highlight import JsonHighlighter, set_json_text
@@ -67,8 +67,21 @@ class JsonResultView(QTabWidget):
         self.tree.setUniformRowHeights(True)
         self.tree.setAlternatingRowColors(True)
         self.addTab(self.text, "JSON")
-        self.addTab(self.tree, "Tree")
+        tree_page = QWidget()
+        tl = QVBoxLayout(tree_page)
+        tl.setContentsMargins(0, 0, 0, 0)
+        self.tree_note = QLabel(self.NO_TREE)  # an empty tree says why
+        self.tree_note.setObjectName("treeNote")
+        self.tree_note.setTextFormat(Qt.TextFormat.PlainText)
+        self.tree_note.setWordWrap(True)
+        self.tree_note.setProperty("role", "muted")
+        tl.addWidget(self.tree_note)
+        tl.addWidget(self.tree, 1)
+        self.addTab(tree_page, "Tree")
 
+    NO_TREE = "No value yet."
+    TEXT_ONLY = ("No tree: this result is text only (a preview of a file result, or not "
+                 "JSON). Save the file to read all of it.")
     TEXT_CAP = 200_000  # characters in the JSON tab; the tree (and Save) have the rest
     SMALL_NODES = 2_000  # up to this many JSON nodes, render at once on the UI thread
 
@@ -95,6 +108,7 @@ class JsonResultView(QTabWidget):
             self._show(value, text, small=False)
 
     def _show(self, value: Any, text: str, *, small: bool) -> None:
+        self.tree_note.setVisible(False)
         self.text.show_text(text)
         self.tree_model.set_value(value)
         self.tree.expandToDepth(0)
@@ -109,6 +123,12 @@ class JsonResultView(QTabWidget):
         self._generation += 1
         self.text.show_text("")
         self.tree_model.set_value(None)
+        self.show_tree_note(self.NO_TREE)
+
+    def show_tree_note(self, text: str) -> None:
+        """What the Tree tab says while it has no tree."""
+        self.tree_note.setText(text)
+        self.tree_note.setVisible(True)
 
 
 def count_nodes(value: Any, cap: int) -> int:

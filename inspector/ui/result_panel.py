@@ -7,6 +7,7 @@ resolution, save the file, retry) which the window routes to the session.
 
 from __future__ import annotations
 
+import json
 import time
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -64,9 +65,21 @@ def _restyle(w: QWidget, role: str) -> None:
     w.style().polish(w)
 
 
+def plain_value(value: object) -> str:
+    """A value as a person reads it: JSON for objects and lists, true/false, — for none
+    (never a Python repr such as `{'size': 1}` or `True`)."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict | list | tuple):
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return str(value)
+
+
 def _short(value: object) -> str:
     """A checklist cell: long digests shortened (the tooltip has them whole)."""
-    text = bound(value, 200)
+    text = bound(plain_value(value), 200)
     if isinstance(value, str) and len(value) == 64:  # a sha256
         return f"{value[:12]}…{value[-6:]}"
     if isinstance(value, int) and not isinstance(value, bool):
@@ -271,6 +284,7 @@ class ResultPanel(QWidget):
             preview = bound(ex.file_verdict.preview, 64_000, single_line=False)
             if preview != self.value_view.text.toPlainText():  # not again on every step
                 self.value_view.clear()  # a preview is text only
+                self.value_view.show_tree_note(self.value_view.TEXT_ONLY)
                 self.value_view.setCurrentIndex(0)
                 self.value_view.text.show_text(preview)
         else:
@@ -374,7 +388,8 @@ class ResultPanel(QWidget):
                 item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
                 item.setToolTip(
                     bound(
-                        f"{c.message}\ncomputed: {c.computed}\ndeclared: {c.declared}",
+                        f"{c.message}\ncomputed: {plain_value(c.computed)}\n"
+                        f"declared: {plain_value(c.declared)}",
                         600,
                         single_line=False,
                     )
