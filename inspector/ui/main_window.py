@@ -1,5 +1,5 @@
 """The main window: devices and providers on the left, the provider view in the centre
-(Overview, Tools, Call composer, Operations, Traffic), the traffic log at the bottom.
+(Overview, Tools, Call composer, Operations, Conformance), the traffic log at the bottom.
 """
 
 from __future__ import annotations
@@ -167,13 +167,11 @@ class MainWindow(
         comp.setSizes([590, 410])
         self.composer_split = comp
         self.operations = OperationsPanel()
-        self.provider_traffic = TrafficPanel()
         for w, name, icon in (
             (self.overview, TABS[0], "negotiate"),
             (self.tools, TABS[1], "tool"),
             (comp, TABS[2], "composer"),
             (self.operations, TABS[3], "operation"),
-            (self.provider_traffic, TABS[4], "traffic"),
         ):
             self.tabs.addTab(w, theme.icon(icon), name)
         self.conformance_holder = QWidget()
@@ -264,9 +262,8 @@ class MainWindow(
         self.result.saveFile.connect(self._save_file)
         self.result.retryRequested.connect(self._retry)
         self.operations.cancelRequested.connect(self._cancel)
-        for panel in (self.traffic, self.provider_traffic):  # History: reopen / copy a call
-            panel.reopenRequested.connect(self.reopen_call)
-            panel.commandRequested.connect(self.copy_call_command)
+        self.traffic.reopenRequested.connect(self.reopen_call)  # History: reopen / copy
+        self.traffic.commandRequested.connect(self.copy_call_command)
 
 
 def dumps(value: Any) -> str:

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (
 
 from inspector.ui import theme
 from inspector.ui.dialogs import AboutDialog
-from inspector.ui.window_names import TABS
+from inspector.ui.window_names import CONFORMANCE_SHORTCUT, PROVIDER_TRAFFIC_SHORTCUT, TABS
 
 
 class WindowActions:
@@ -67,10 +67,17 @@ class WindowActions:
             self._action(
                 TABS[i], "tool", f"Ctrl+{i + 1}", lambda _=False, i=i: self.tabs.setCurrentIndex(i)
             )
+        self.act_provider_traffic = self._action(
+            "Traffic of this provider",
+            "traffic",
+            PROVIDER_TRAFFIC_SHORTCUT,
+            self.show_provider_traffic,
+            "The traffic log filtered to the open provider",
+        )
         self.act_conformance = self._action(
             "Conformance",
             "ok",
-            f"Ctrl+{len(TABS) + 1}",
+            CONFORMANCE_SHORTCUT,
             lambda: self.tabs.setCurrentWidget(self.conformance_holder),
             "Run the conformance suite against the open provider",
         )
@@ -121,6 +128,7 @@ class WindowActions:
         for a in (self.act_rescan, self.act_reconnect, self.act_negotiate, self.act_theme):
             view.addAction(a)
         view.addAction(self.act_wake)
+        view.addAction(self.act_provider_traffic)
         view.addAction(self.traffic_dock.toggleViewAction())
         view.addAction(self.nav_dock.toggleViewAction())
         self.menuBar().addMenu("&Help").addAction(self.act_about)
@@ -157,7 +165,6 @@ class WindowActions:
         for ed in (
             self.traffic.detail,
             self.composer.raw,
-            self.provider_traffic.detail,
             self.result.value_view.text,
             self.operations.result.text,
         ):

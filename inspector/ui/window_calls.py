@@ -210,11 +210,6 @@ class CallFlow:
 
     def _exchange(self, ex: Exchange) -> None:
         self.traffic.model.refresh(ex)
-        entry = self.controller.entry(self.current_key or "")
-        if (entry is not None and ex.target in (entry.declaration.authority,)) or (
-            entry is not None and ex.package == entry.declaration.package
-        ):
-            self.provider_traffic.model.refresh(ex)
 
     def _confirmation(self, serial: str, request: ConfirmationRequest) -> None:
         dlg = ConfirmationDialog(request.model_dump(mode="json"), self)

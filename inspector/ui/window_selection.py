@@ -117,10 +117,6 @@ class ProviderSelection:
         self.current_request_id = None
         self.result.show_execution(None)
         self.operations.show_executions([x for x in entry.executions.values() if x.operation_id])
-        self.provider_traffic.model.clear()
-        self.provider_traffic.model.add_many(
-            x for x in self.controller.exchanges() if x.target == decl.authority
-        )
         if entry.loaded:
             self._provider_changed(entry.key)
         else:

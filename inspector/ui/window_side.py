@@ -180,6 +180,14 @@ class SideWindows:
             ReplayPanel(contents, relay=relay), f"Replay on {serial} — CETP Inspector"
         )
 
+    def show_provider_traffic(self) -> None:
+        """The traffic dock filtered to the open provider (its authority)."""
+        entry = self.controller.entry(self.current_key or "")
+        self.traffic_dock.show()
+        if entry is not None:
+            self.traffic.filter.setText(f"target:{entry.declaration.authority}")
+        self.traffic.filter.setFocus()
+
     def select_exchange(self, exchange_id: str) -> None:
         self.traffic_dock.show()
         self.traffic.filter.clear()

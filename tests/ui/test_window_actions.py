@@ -87,3 +87,18 @@ def test_the_default_save_name_has_tool_time_and_type():
     assert save_name(ex, t) == "export_history-20261201-183005.csv"
     ex.file = None
     assert save_name(ex, t).endswith(".bin") and save_name(ex, t) != "result.bin"
+
+
+def test_the_provider_traffic_is_the_dock_filtered_not_a_duplicate_tab(harness: Harness):
+    harness.open_provider()
+    w = harness.window
+    assert "Traffic" not in [w.tabs.tabText(i) for i in range(w.tabs.count())]
+    authority = w.controller.entry(w.current_key).declaration.authority
+    w.traffic_dock.hide()
+    harness.qtbot.keyClick(w.tabs, Qt.Key.Key_5, Qt.KeyboardModifier.ControlModifier)
+    assert w.traffic_dock.isVisible()
+    assert w.traffic.filter.text() == f"target:{authority}"
+    model = w.traffic.model
+    harness.wait(lambda: model.rowCount() > 0 and all(
+        model.exchange_at(r).target == authority for r in range(model.rowCount())))
+    assert model.rowCount() < model.total  # the virtual device's other traffic is hidden
