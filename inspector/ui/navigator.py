@@ -142,11 +142,13 @@ class NavigatorModel(QStandardItemModel):
             )
             row[0].setToolTip(
                 bound(
-                    f"{decl.package}\nauthority: {decl.authority}\n" + "\n".join(warns),
+                    f"{name}\n{decl.package}\nauthority: {decl.authority}\n"  # names elide
+                    + "\n".join(warns),
                     1500,
                     single_line=False,
                 )
             )
+            row[1].setToolTip(bound(badge, 200))  # a narrow column elides it
             row[0].setData(stack_badge(decl), Role.BADGE_BASE)
             row[0].setData(len(warns), Role.MANIFEST_WARNINGS)
             if warns:
@@ -161,8 +163,10 @@ class NavigatorModel(QStandardItemModel):
             )
             row = self._row(ext.name or ext.id, badge, "extension", serial, ext.id, "extension")
             row[0].setToolTip(
-                bound(f"{ext.package}\nid: {ext.id}\n" + "\n".join(warns), 1500, single_line=False)
+                bound(f"{ext.name or ext.id}\n{ext.package}\nid: {ext.id}\n" + "\n".join(warns),
+                      1500, single_line=False)
             )
+            row[1].setToolTip(bound(badge, 200))
             parent.appendRow(row)
 
 

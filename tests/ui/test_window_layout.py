@@ -83,3 +83,15 @@ def test_bridge_names_are_not_cut(harness: Harness, ext_id):
     assert names
     longest = max(combo.fontMetrics().horizontalAdvance(n) for n in names)
     harness.wait(lambda: combo.isVisible() and combo.width() > longest)
+
+
+def test_elided_provider_names_and_badges_have_their_whole_text_as_tooltip(harness: Harness):
+    w = harness.window
+    w.resize(1024, 700)
+    dev = w.navigator.model.item(0, 0)
+    for r in range(dev.rowCount()):
+        name, badge = dev.child(r, 0), dev.child(r, 1)
+        if name.text().startswith("⚠"):
+            continue
+        assert name.toolTip().startswith(name.text()), name.text()
+        assert badge.toolTip().startswith(badge.text().split("  ⚠")[0]) or "⚠" in badge.text()
