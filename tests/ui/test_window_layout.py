@@ -95,3 +95,40 @@ def test_elided_provider_names_and_badges_have_their_whole_text_as_tooltip(harne
             continue
         assert name.toolTip().startswith(name.text()), name.text()
         assert badge.toolTip().startswith(badge.text().split("  ⚠")[0]) or "⚠" in badge.text()
+
+
+HIDPI_PROBE = """
+import json, sys
+from PySide6.QtCore import QSettings
+from inspector.ui.app import make_app
+from inspector.ui.main_window import MainWindow
+app = make_app([])
+w = MainWindow(settings=QSettings(sys.argv[1], QSettings.Format.IniFormat), autostart=False)
+w.resize(1024, 700)
+w.show()
+app.processEvents()
+hint = w.minimumSizeHint()
+print(json.dumps({"dpr": w.devicePixelRatio(), "min": [hint.width(), hint.height()],
+                  "size": [w.width(), w.height()]}))
+"""
+
+
+def test_at_200_percent_the_window_still_fits_1024_by_700(tmp_path):
+    """HiDPI: Qt scales by 2 (QT_SCALE_FACTOR, as a 200 % desktop does); the window's
+    logical minimum must still fit a 1024×700 screen."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", QT_SCALE_FACTOR="2",
+               HOME=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", HIDPI_PROBE, str(tmp_path / "s.ini")],
+                         cwd=Path(__file__).resolve().parents[2], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    probe = json.loads(out.stdout.strip().splitlines()[-1])
+    assert probe["dpr"] == 2
+    assert probe["min"][0] <= 1024 and probe["min"][1] <= 700
+    assert probe["size"] == [1024, 700]
