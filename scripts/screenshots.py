@@ -3,6 +3,10 @@
 
 Drives the real window against the in-process virtual device (no phone), the same way the
 GUI tests do, and saves `grab()` images:  .venv/bin/python scripts/screenshots.py [OUT_DIR]
+
+Small screens and HiDPI (issue 14): `--size 1024x700 --prefix small- --only 01,02,04,05,12`
+renders a subset at that window size; run it with QT_SCALE_FACTOR=2 (and another prefix) for
+200 % scaling — the images then have twice the pixels of the logical size.
 """
 
 from __future__ import annotations
@@ -37,6 +41,8 @@ from inspector.virtual import VirtualDevice  # noqa: E402
 from inspector.virtual.inprocess import connect_virtual_device  # noqa: E402
 
 SIZE = (1440, 900)
+PREFIX = ""  # --prefix: names of the files written
+ONLY: set[str] | None = None  # --only: screen numbers to write (all when None)
 PLUGIN = ROOT / "tests" / "ui" / "plugins" / "evolving_tools.py"  # a tool list that changes
 
 
@@ -68,7 +74,9 @@ async def settle(app: QApplication, seconds: float = 0.3) -> None:
 
 
 def shot(widget: QWidget, out: Path, name: str) -> None:
-    path = out / f"{name}.png"
+    if ONLY is not None and name.split("-")[0] not in ONLY:
+        return
+    path = out / f"{PREFIX}{name}.png"
     widget.grab().save(str(path))
     print(f"wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
 
@@ -273,7 +281,19 @@ async def drive(app: QApplication, out: Path, tmp: Path) -> None:
 
 
 def main(argv: list[str]) -> int:
-    out = Path(argv[1]) if len(argv) > 1 else ROOT / "docs" / "screenshots"
+    global SIZE, PREFIX, ONLY
+    import argparse
+
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("out", nargs="?", default=str(ROOT / "docs" / "screenshots"))
+    p.add_argument("--size", default=f"{SIZE[0]}x{SIZE[1]}", help="window size WxH")
+    p.add_argument("--prefix", default="", help="file name prefix")
+    p.add_argument("--only", default="", help="comma-separated screen numbers (01,05,…)")
+    a = p.parse_args(argv[1:])
+    w, _, h = a.size.partition("x")
+    SIZE, PREFIX = (int(w), int(h)), a.prefix
+    ONLY = {x.strip() for x in a.only.split(",") if x.strip()} or None
+    out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     app = make_app(argv[:1])
     app.setQuitOnLastWindowClosed(False)  # the loop must outlive the windows to shut down

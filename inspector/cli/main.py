@@ -22,7 +22,7 @@ from inspector.session.errors import ErrorInfo, ExitCode, InspectorError
 DEBUG_ENV = "CETP_INSPECTOR_DEBUG"
 
 
-def run_gui(argv: list[str]) -> int:
+def run_gui(argv: list[str], args: object = None) -> int:
     """Open the window; say clearly when Qt cannot start here."""
     if sys.platform.startswith("linux") and not any(
         os.environ.get(v) for v in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")
@@ -41,7 +41,8 @@ def run_gui(argv: list[str]) -> int:
             hint="install PySide6 and qasync (pip install cetp-inspector), or use the "
             "subcommands: cetp-inspector --help"), as_json=False, command="gui")
         return ExitCode.DEVICE
-    return int(ui_run_gui(sys.argv[:1]) or 0)  # Qt options are not ours to pass through
+    # Qt options are not ours to pass through; the common options (-d, --virtual-*) are
+    return int(ui_run_gui(sys.argv[:1], args) or 0)
 
 
 def error_info(exc: BaseException) -> tuple[ErrorInfo, ExitCode]:
@@ -148,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # --help / --version
         return int(exc.code or 0) if isinstance(exc.code, int) else ExitCode.USAGE
     if args.command is None:
-        return run_gui(argv)
+        return run_gui(argv, args)
     if args.command == "virtual" and args.virtual_command is None:
         print_error(ErrorInfo(code="USAGE", message="virtual needs an action",
                               hint="cetp-inspector virtual serve|fault --help"),

@@ -141,6 +141,8 @@ class ProviderSession:
         caps = tuple(self.options.capabilities)
         extras = negotiate_extras(versions, caps)
         self.session = None
+        # verdicts on an earlier negotiation describe a session that is gone
+        self.findings = [f for f in self.findings if not f.rule_id.startswith("negotiate.")]
         r = await self.caller.call(NEGOTIATE, extras, v2=True)
         if r.transport is not None and r.transport.code in RENEGOTIATE_AFTER:
             # negotiate has no side effect, so one retry is safe; a RelayLink reconnects on

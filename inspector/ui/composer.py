@@ -17,6 +17,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QComboBox,
+    QFrame,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -34,6 +35,7 @@ from inspector.protocol.cetp import Annotations, new_request_id
 from inspector.tasks import spawn
 from inspector.ui import theme
 from inspector.ui.badges import BadgeRow, annotation_badges, is_dangerous
+from inspector.ui.flow_layout import FlowLayout
 from inspector.ui.json_view import JsonEditor
 from inspector.ui.schema_form import SchemaForm
 from inspector.ui.text import PARAGRAPH_LIMIT, bound, human_bytes
@@ -47,6 +49,16 @@ REQUEST_ID_RULE = (
     "terminal outcome for the idempotency window. Reusing an id with different arguments is "
     "INVALID_REQUEST."
 )
+
+
+def _row(*widgets: QWidget) -> QWidget:
+    """Widgets that stay together on one line when the composer's controls wrap."""
+    box = QWidget()
+    row = QHBoxLayout(box)
+    row.setContentsMargins(0, 0, 0, 0)
+    for w in widgets:
+        row.addWidget(w)
+    return box
 
 
 class CallRequest(BaseModel):
@@ -77,6 +89,8 @@ class CallComposer(QWidget):
 
     sendRequested = Signal(object)  # CallRequest
     validated = Signal(object)  # Verdict
+    EMPTY_TITLE = "Pick a tool on the Tools tab to build a call."
+    cancelRequested = Signal(str)  # request_id of the call in flight
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -85,17 +99,21 @@ class CallComposer(QWidget):
         self._syncing = False
         self._generation = 0
         self._sent_args: str | None = None
+        #: the call sent from here that has not ended yet: Send waits for it (issue 14)
+        self.in_flight: CallRequest | None = None
         self.confirm: Callable[[str, str], bool] = self._ask_user
 
         lay = QVBoxLayout(self)
         head = QHBoxLayout()
-        self.title = QLabel("Pick a tool on the Tools tab to build a call.")
+        self.title = QLabel(self.EMPTY_TITLE)
         self.title.setProperty("role", "heading")
         self.title.setTextFormat(Qt.TextFormat.PlainText)
         head.addWidget(self.title)
         head.addStretch(1)
         self.bridge = QComboBox()
         self.bridge.setToolTip("AndyClaw bridge used for the call")
+        # "provider", "broadcast": never cut to "provide", "broadca"
+        self.bridge.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.bridge.setVisible(False)
         head.addWidget(self.bridge)
         lay.addLayout(head)
@@ -124,32 +142,29 @@ class CallComposer(QWidget):
         self.issues.setMaximumHeight(72)
         lay.addWidget(self.issues, 1)
 
-        controls = QHBoxLayout()
+        # the controls wrap onto a second line in a narrow window instead of widening it
+        bar = QWidget()
+        bar.setObjectName("composerControls")
+        controls = FlowLayout(bar, spacing=8)
         self.size = QLabel("0 B")
         self.size.setProperty("role", "muted")
         self.size.setMinimumWidth(90)  # may clip in a narrow window rather than widen it
         controls.addWidget(self.size)
-        controls.addSpacing(12)
         id_label = QLabel("request_id")  # hover it (or the id, or its mode) for the spec rule
         id_label.setToolTip(REQUEST_ID_RULE)
-        controls.addWidget(id_label)
         self.request_id = QLineEdit(new_request_id())
         self.request_id.setObjectName("requestId")
         self.request_id.setReadOnly(True)
         uuid_px = self.request_id.fontMetrics().horizontalAdvance("0" * 36) + 20
-        self.request_id.setMinimumWidth(140)
-        self.request_id.setMaximumWidth(uuid_px)  # room to grow to the whole UUID first
+        self.request_id.setMinimumWidth(uuid_px)  # the whole UUID; the controls wrap instead
         self.request_id.setToolTip(REQUEST_ID_RULE)
-        controls.addWidget(self.request_id, 10)
+        controls.addWidget(_row(id_label, self.request_id))
         self.id_mode = QComboBox()
         self.id_mode.addItems(["new id per call", "reuse (retry)"])
         self.id_mode.setToolTip(REQUEST_ID_RULE)
-        controls.addWidget(self.id_mode)
         self.new_id = QPushButton("New id")
         self.new_id.setToolTip("Start a new logical execution")
-        controls.addWidget(self.new_id)
-        controls.addSpacing(8)
-        controls.addWidget(QLabel("deadline"))
+        controls.addWidget(_row(self.id_mode, self.new_id))
         self.deadline = QSpinBox()
         self.deadline.setRange(1, 3600)
         self.deadline.setValue(30)
@@ -157,19 +172,19 @@ class CallComposer(QWidget):
         self.deadline.setToolTip(
             "deadline_at_ms = now + this; the provider checks it before starting a side effect"
         )
-        controls.addWidget(self.deadline)
-        controls.addStretch(1)
+        controls.addWidget(_row(QLabel("deadline"), self.deadline))
         self.send = QPushButton(theme.icon("send", "#ffffff"), "Send")
         self.send.setToolTip("Send the call (Ctrl+Enter)")
         self.send.setObjectName("sendButton")
         self.send.setProperty("primary", True)
         self.send.setEnabled(False)
         controls.addWidget(self.send)
-        lay.addLayout(controls)
+        lay.addWidget(bar)
         self.retry_note = QLabel("")
         self.retry_note.setProperty("role", "warn")
         self.retry_note.setWordWrap(True)
         lay.addWidget(self.retry_note)
+        self._build_in_flight(lay)
 
         self._raw_timer = QTimer(self)
         self._raw_timer.setSingleShot(True)
@@ -191,14 +206,79 @@ class CallComposer(QWidget):
             sc.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
             sc.activated.connect(self.submit)
 
+    # -- the call in flight --------------------------------------------------------------
+    def _build_in_flight(self, lay: QVBoxLayout) -> None:
+        """A bar naming the call that is still running, with Cancel and an explicit
+        "Send again": ten clicks on Send must not make ten executions."""
+        self.in_flight_bar = QFrame()
+        self.in_flight_bar.setObjectName("inFlight")
+        self.in_flight_bar.setProperty("role", "card")
+        row = QHBoxLayout(self.in_flight_bar)
+        row.setContentsMargins(6, 2, 6, 2)
+        self.in_flight_text = QLabel("")
+        self.in_flight_text.setTextFormat(Qt.TextFormat.PlainText)
+        self.in_flight_text.setProperty("role", "warn")
+        row.addWidget(self.in_flight_text, 1)
+        self.cancel_call = QPushButton(theme.icon("cancel"), "Cancel")
+        self.cancel_call.setObjectName("cancelCall")
+        self.cancel_call.setToolTip(
+            "Stop waiting for this call (an async operation is cancelled on the provider)"
+        )
+        row.addWidget(self.cancel_call)
+        self.send_again = QPushButton("Send again")
+        self.send_again.setObjectName("sendAgain")
+        self.send_again.setToolTip("Send another call while this one is still running")
+        row.addWidget(self.send_again)
+        self.in_flight_bar.setVisible(False)
+        lay.addWidget(self.in_flight_bar)
+        self.cancel_call.clicked.connect(
+            lambda: self.cancelRequested.emit(self.in_flight.request_id)
+            if self.in_flight is not None
+            else None
+        )
+        self.send_again.clicked.connect(lambda: self.submit(again=True))
+
+    def set_in_flight(self, req: CallRequest | None) -> None:
+        """Show (or clear) the call sent from here that is still running."""
+        self.in_flight = req
+        self.in_flight_bar.setVisible(req is not None)
+        if req is not None:
+            self.in_flight_text.setText(
+                f"⏳ {bound(req.tool_name, 64)} is running — request_id {req.request_id}"
+            )
+        self.send.setEnabled(self._sendable())
+
+    def _sendable(self, *, again: bool = False) -> bool:
+        v = self.verdict
+        return (
+            (self.in_flight is None or again)
+            and self.target is not None
+            and v is not None
+            and v.parsed
+            and not any(i.kind == "size" for i in v.issues)
+        )
+
     # -- target -------------------------------------------------------------------------
     def set_target(self, target: ToolTarget | None) -> None:
         self.target = target
-        if target is None:
-            self.title.setText("Pick a tool on the Tools tab to build a call.")
+        if target is None:  # nothing selected: no form, no arguments of an earlier target
+            self.title.setText(self.EMPTY_TITLE)
             self.badges.set_badges([])
             self.description.setText("")
-            self.send.setEnabled(False)
+            self.bridge.clear()
+            self.bridge.setVisible(False)
+            self._generation += 1  # a validation still running belongs to the old target
+            self.form.set_schema({})
+            self._syncing = True
+            try:
+                self.raw.show_text("")
+            finally:
+                self._syncing = False
+            self._validate_timer.stop()
+            self._raw_timer.stop()
+            self.verdict = None
+            self.issues.clear()
+            self.set_in_flight(None)
             return
         self.title.setText(
             bound(target.title or target.name, 100)
@@ -219,6 +299,7 @@ class CallComposer(QWidget):
         self.bridge.clear()
         self.bridge.addItems([bound(b, 40) for b in target.bridges])
         self.bridge.setVisible(bool(target.bridges))
+        self.set_in_flight(None)  # a new target: the earlier call is no longer this one's
         self.form.set_schema(target.input_schema)
         self.fresh_request_id()
         self._form_to_raw()
@@ -301,9 +382,7 @@ class CallComposer(QWidget):
         self._mark_fields(v.issues)
         rows = min(len(v.issues), 3)  # up to three rows; more scroll, the form keeps its room
         self.issues.setFixedHeight(30 if not rows else 8 + 26 * rows)
-        self.send.setEnabled(
-            self.target is not None and v.parsed and not any(i.kind == "size" for i in v.issues)
-        )
+        self.send.setEnabled(self._sendable())
         self._update_retry_note()
         self.validated.emit(v)
 
@@ -375,9 +454,12 @@ class CallComposer(QWidget):
         box.exec()
         return box.clickedButton() is go
 
-    def submit(self) -> CallRequest | None:
-        """Check, warn if dangerous, then emit sendRequested. Returns what was sent."""
-        if self.target is None or not self.send.isEnabled():
+    def submit(self, *, again: bool = False) -> CallRequest | None:
+        """Check, warn if dangerous, then emit sendRequested. Returns what was sent.
+        While a call is in flight only an explicit `again` (the "Send again" button) sends."""
+        if self.in_flight is not None and not again:
+            return None
+        if self.target is None or not self._sendable(again=again):
             return None
         a = self.target.annotations
         if is_dangerous(a):

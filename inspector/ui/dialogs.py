@@ -167,6 +167,14 @@ class ConfirmationDialog(QDialog):
             self.answered.emit(self.confirmation_id, approve)
         self.accept() if approve else self.reject()
 
+    def reject(self) -> None:
+        """Escape (and Deny) end here without a closeEvent: backing out is a denial, sent
+        to the device at once rather than leaving the call waiting for its timeout."""
+        if not self._done:
+            self._done = True
+            self.answered.emit(self.confirmation_id, False)
+        super().reject()
+
     def closeEvent(self, event) -> None:
         if not self._done:  # closing the screen is backing out
             self._done = True

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QListWidget,
     QListWidgetItem,
+    QScrollArea,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -68,6 +69,8 @@ class ExtensionView(QWidget):
         split.addWidget(left)
         right = QSplitter(Qt.Orientation.Vertical)
         self.composer = CallComposer()
+        self.composer.EMPTY_TITLE = "Pick a function on the left to build a call."
+        self.composer.title.setText(self.composer.EMPTY_TITLE)
         self.composer.setObjectName("extensionComposer")
         right.addWidget(self.composer)
         res = QWidget()
@@ -80,7 +83,11 @@ class ExtensionView(QWidget):
         rl.addWidget(self.detail)
         self.result = JsonResultView(placeholder="The function's result appears here.")
         rl.addWidget(self.result, 1)
-        right.addWidget(res)
+        res_scroll = QScrollArea()  # a short window scrolls the outcome, not the window
+        res_scroll.setWidgetResizable(True)
+        res_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        res_scroll.setWidget(res)
+        right.addWidget(res_scroll)
         split.addWidget(right)
         split.setStretchFactor(1, 3)
         lay.addWidget(split)
@@ -88,6 +95,12 @@ class ExtensionView(QWidget):
         self.composer.sendRequested.connect(self._send)
 
     def show_host(self, host: ExtensionHost) -> None:
+        if host is not self.host:  # another extension: nothing of the previous one stays
+            self.composer.set_target(None)
+            self._role(self.outcome, "heading")
+            self.outcome.setText("No call yet.")
+            self.detail.setText("")
+            self.result.clear()
         self.host = host
         d = host.decl
         self.i_name.setText(bound(d.name, 120))
@@ -165,9 +178,21 @@ class ExtensionView(QWidget):
                 return
         self._role(self.outcome, "heading")
         self.outcome.setText(f"Calling {bound(req.tool_name, 64)} via {req.bridge}…")
+        self.detail.setText("")
+        self.result.clear()
+        self.composer.set_in_flight(req)
         self.callRequested.emit(req.tool_name, req.args_text, req.bridge or "", approved)
 
+    def call_stopped(self) -> None:
+        self.composer.set_in_flight(None)
+        self._role(self.outcome, "warn")
+        self.outcome.setText(
+            "Stopped waiting — the bridge call may still run on the device."
+        )
+
     def show_call(self, call: ExtensionCall) -> None:
+        self.composer.set_in_flight(None)
+        self.detail.setToolTip(f"{call.function} via {call.bridge}")
         r = call.reply
         if r is None:
             self.outcome.setText(f"✗ {bound(call.error, 400)}")
@@ -176,7 +201,7 @@ class ExtensionView(QWidget):
             self.result.clear()
             return
         verdict = "✓ result" if r.ok else f"✗ {r.outcome}"
-        self.outcome.setText(f"{verdict} via {r.bridge.value}")
+        self.outcome.setText(f"{verdict} of {bound(call.function, 64)} via {r.bridge.value}")
         self._role(self.outcome, "ok" if r.ok else "error")
         bits = []
         if r.error:
@@ -188,15 +213,17 @@ class ExtensionView(QWidget):
                 f"exception {bound(r.exception_class, 100)}: {bound(r.exception_message, 300)}"
             )
         if r.launched is not None:
-            bits.append(f"launched: {r.launched} {bound(r.component or '', 120)}")
+            started = "started" if r.launched else "NOT started"
+            bits.append(f"activity {started}: {bound(r.component or '—', 120)}")
         for p in r.problems:
             bits.append(f"⚠ {bound(p, 200)}")
         self.detail.setText("\n".join(bits))
         if r.result_is_json:
             self.result.show_value(r.decoded)
         else:
+            self.result.clear()  # not JSON: text only
+            self.result.show_tree_note(self.result.TEXT_ONLY)
             self.result.text.show_text(bound(r.result or "", 200_000, single_line=False))
-            self.result.tree_model.set_value(None)
 
     @staticmethod
     def _role(w: QWidget, role: str) -> None:

@@ -37,7 +37,18 @@ class FlowLayout(QLayout):
 
     def setGeometry(self, rect: QRect) -> None:
         super().setGeometry(rect)
-        self._arrange(rect, move=True)
+        height = self._arrange(rect, move=True)
+        # the parent's layout only asks for minimumSize (one line): once wrapped, reserve
+        # the lines' height, or the second line is clipped (the composer's Send button)
+        owner = self.parentWidget()
+        wide_enough = rect.width() >= self.minimumSize().width()  # not a transient layout
+        if (
+            owner is not None
+            and owner.layout() is self
+            and wide_enough
+            and owner.minimumHeight() != height
+        ):
+            owner.setMinimumHeight(height)
 
     def sizeHint(self) -> QSize:
         return self.minimumSize()

@@ -143,8 +143,10 @@ class NavigatorModel(QStandardItemModel):
                 "provider",
             )
             row[0].setToolTip(
-                tooltip(f"{decl.package}\nauthority: {decl.authority}\n" + "\n".join(warns), 1500)
+                tooltip(f"{name}\n{decl.package}\nauthority: {decl.authority}\n"  # names elide
+                        + "\n".join(warns), 1500)
             )
+            row[1].setToolTip(tooltip(badge, 200))  # a narrow column elides it
             row[0].setData(stack_badge(decl), Role.BADGE_BASE)
             row[0].setData(len(warns), Role.MANIFEST_WARNINGS)
             if warns:
@@ -158,7 +160,9 @@ class NavigatorModel(QStandardItemModel):
                 + (f"  ⚠ {len(warns)}" if warns else "")
             )
             row = self._row(ext.name or ext.id, badge, "extension", serial, ext.id, "extension")
-            row[0].setToolTip(tooltip(f"{ext.package}\nid: {ext.id}\n" + "\n".join(warns), 1500))
+            row[0].setToolTip(tooltip(
+                f"{ext.name or ext.id}\n{ext.package}\nid: {ext.id}\n" + "\n".join(warns), 1500))
+            row[1].setToolTip(tooltip(badge, 200))
             parent.appendRow(row)
 
 

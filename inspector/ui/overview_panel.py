@@ -32,6 +32,7 @@ from inspector.protocol.cetp import CAP_ASYNC, CAP_CANCEL, CAP_LARGE, LIMIT_MINI
 from inspector.protocol.discovery import CetpDeclaration
 from inspector.protocol.exchange import Finding
 from inspector.ui import theme
+from inspector.ui.flow_layout import FlowLayout
 from inspector.ui.navigator import declaration_warnings
 from inspector.ui.text import bound, mask_secret
 
@@ -96,7 +97,8 @@ class OverviewPanel(QScrollArea):
         # negotiation
         self.nego = QGroupBox("Negotiation")
         nl = QVBoxLayout(self.nego)
-        req = QHBoxLayout()
+        req_box = QWidget()
+        req = FlowLayout(req_box, spacing=8)  # wraps in a narrow window: Negotiate stays seen
         req.addWidget(QLabel("consumer_versions"))
         self.versions = QLineEdit("2,1")
         self.versions.setObjectName("consumerVersions")
@@ -109,12 +111,11 @@ class OverviewPanel(QScrollArea):
             cb.setObjectName(f"cap:{cap}")
             self.caps[cap] = cb
             req.addWidget(cb)
-        req.addStretch(1)
         self.negotiate = QPushButton(theme.icon("negotiate", "#ffffff"), "Negotiate")
         self.negotiate.setObjectName("negotiateButton")
         self.negotiate.setProperty("primary", True)
         req.addWidget(self.negotiate)
-        nl.addLayout(req)
+        nl.addWidget(req_box)
         self.n_error = _value("")
         self.n_error.setProperty("role", "error")
         self.n_error.setObjectName("negotiationError")
@@ -173,6 +174,8 @@ class OverviewPanel(QScrollArea):
         grid.addWidget(self.find_box, 1, 1)
         grid.setColumnStretch(0, 1)
         grid.setColumnStretch(1, 1)
+        self._grid = grid
+        self._columns = 2
 
         self._token = ""
         self._expires: dt.datetime | None = None
@@ -182,6 +185,30 @@ class OverviewPanel(QScrollArea):
         self.reveal.toggled.connect(self._show_token)
         self.negotiate.clicked.connect(self._negotiate_clicked)
         self.show_session(None)
+
+    ONE_COLUMN_BELOW = 860  # px of viewport: narrower, the boxes stack (negotiation first)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        columns = 1 if self.viewport().width() < self.ONE_COLUMN_BELOW else 2
+        if columns != self._columns:
+            self._columns = columns
+            self._place_boxes()
+
+    def _place_boxes(self) -> None:
+        g = self._grid
+        for box in (self.nego, self.manifest, self.info, self.find_box):
+            g.removeWidget(box)
+        if self._columns == 1:
+            for row, box in enumerate((self.nego, self.manifest, self.find_box, self.info)):
+                g.addWidget(box, row, 0)
+            g.setColumnStretch(1, 0)
+        else:
+            g.addWidget(self.manifest, 0, 0)
+            g.addWidget(self.nego, 0, 1)
+            g.addWidget(self.info, 1, 0)
+            g.addWidget(self.find_box, 1, 1)
+            g.setColumnStretch(1, 1)
 
     # -- manifest -------------------------------------------------------------------------
     def show_declaration(self, d: CetpDeclaration) -> None:

@@ -432,7 +432,9 @@ class ReplayDiffView(QWidget):
 # the replay run
 
 
-ConfirmMutation = Callable[[Exchange, bool], bool | Awaitable[bool]]
+ConfirmMutation = Callable[[Exchange, bool], bool | str | Awaitable[bool | str]]
+#: what a confirmation may answer besides True/False: approve this and every later mutation
+APPROVE_ALL = "approve-all"
 
 
 def mutation_prompt(ex: Exchange, new_ids: bool) -> str:
@@ -484,6 +486,9 @@ class ReplayPanel(QWidget):
         self.setWindowTitle(bound(f"Replay — {session.name or session.header.session_id}", 120))
 
         kinds = [classify(e, self.read_only_tools) for e in session.exchanges]
+        self.mutations_total = kinds.count(ReplayKind.MUTATION)
+        self._reset_answers()
+        self.confirm_box: QMessageBox | None = None  # the open mutation dialog, if any
         title = QLabel(bound(f"Replay: {session.name or session.header.session_id}", 200))
         title.setTextFormat(Qt.TextFormat.PlainText)
         title.setProperty("role", "heading")
@@ -552,6 +557,7 @@ class ReplayPanel(QWidget):
         if self.running or self.relay is None:
             return None
         self.diff.clear()
+        self._reset_answers()
         self.report = None
         self.error = None
         self.progress.setValue(0)
@@ -564,11 +570,40 @@ class ReplayPanel(QWidget):
         if self.running and self._task is not None:
             self._task.cancel()
 
+    def _reset_answers(self) -> None:
+        self.approve_all = False
+        self.asked = self.approved = self.auto_approved = self.declined = 0
+
+    @property
+    def mutations_left(self) -> int:
+        """Mutations not asked about yet, this one included."""
+        return max(self.mutations_total - self.asked, 0)
+
     async def _ask(self, ex: Exchange, new_ids: bool) -> bool:
+        if self.approve_all:  # "approve all remaining" was chosen earlier in this run
+            self.asked += 1
+            self.auto_approved += 1
+            self.approved += 1
+            return True
         answer = self.confirm_mutation(ex, new_ids)
         if inspect.isawaitable(answer):
             answer = await answer
+        self.asked += 1
+        if answer == APPROVE_ALL:
+            self.approve_all = True
+            answer = True
+        if answer:
+            self.approved += 1
+        else:
+            self.declined += 1
         return bool(answer)
+
+    def answers_summary(self) -> str:
+        if not self.asked:
+            return ""
+        auto = f", {self.auto_approved} of them by “approve all”" if self.auto_approved else ""
+        return (f" Mutations: {self.approved} approved{auto}, {self.declined} declined "
+                f"(of {self.mutations_total}).")
 
     async def _run(self, relay: RelayApi, new_ids: bool) -> None:
         replayer = Replayer(relay, confirm=lambda ex: self._ask(ex, new_ids),
@@ -595,8 +630,9 @@ class ReplayPanel(QWidget):
         self.report = report
         self.diff.set_report(report)
         n = len(report.changed)
-        self._set_status(f"Done: {n} exchange(s) answered differently." if n
-                         else "Done: every re-issued exchange answered as recorded.")
+        self._set_status((f"Done: {n} exchange(s) answered differently." if n
+                          else "Done: every re-issued exchange answered as recorded.")
+                         + self.answers_summary())
         self._set_running(False)
         self.finished.emit(report)
 
@@ -621,12 +657,25 @@ class ReplayPanel(QWidget):
         box.setText(mutation_prompt(ex, new_ids))
         box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
         box.setDefaultButton(QMessageBox.StandardButton.No)
+        left = self.mutations_left
+        all_button = None
+        if left > 1:  # one dialog per mutation is too many: say what "all" covers
+            all_button = box.addButton(f"Approve all {left} remaining",
+                                       QMessageBox.ButtonRole.YesRole)
+            box.setInformativeText(
+                f"{left} mutation(s) are left in this recording. “Approve all {left} "
+                "remaining” re-issues them without asking again; the summary at the end "
+                "counts them.")
+        self.confirm_box = box
         fut: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         box.finished.connect(lambda code: fut.done() or fut.set_result(code))
         box.open()  # not exec(): a nested event loop inside a task would re-enter asyncio
         try:
             code = await fut
+            if all_button is not None and box.clickedButton() is all_button:
+                return APPROVE_ALL
         finally:
+            self.confirm_box = None
             box.deleteLater()
         return code == QMessageBox.StandardButton.Yes
 
@@ -645,5 +694,5 @@ class ReplayPanel(QWidget):
         return box.exec() == QMessageBox.StandardButton.Yes
 
 
-__all__ = ["NEW_IDS_RULE", "DiffEntriesModel", "ReplayDiffView", "ReplayPanel",
+__all__ = ["APPROVE_ALL", "NEW_IDS_RULE", "DiffEntriesModel", "ReplayDiffView", "ReplayPanel",
            "ReplayResultsModel", "changed_lines", "mutation_prompt", "readable", "render"]

@@ -7,6 +7,7 @@ resolution, save the file, retry) which the window routes to the session.
 
 from __future__ import annotations
 
+import json
 import time
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -65,9 +66,21 @@ def _restyle(w: QWidget, role: str) -> None:
     w.style().polish(w)
 
 
+def plain_value(value: object) -> str:
+    """A value as a person reads it: JSON for objects and lists, true/false, — for none
+    (never a Python repr such as `{'size': 1}` or `True`)."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict | list | tuple):
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return str(value)
+
+
 def _short(value: object) -> str:
     """A checklist cell: long digests shortened (the tooltip has them whole)."""
-    text = bound(value, 200)
+    text = bound(plain_value(value), 200)
     if isinstance(value, str) and len(value) == 64:  # a sha256
         return f"{value[:12]}…{value[-6:]}"
     if isinstance(value, int) and not isinstance(value, bool):
@@ -88,6 +101,9 @@ class ResultPanel(QWidget):
         self._retry_deadline: float | None = None
         lay = QVBoxLayout(self)
         lay.setContentsMargins(9, 6, 9, 4)  # aligned with the composer above
+        self.call = _label("", "muted")  # the call this result belongs to (never another's)
+        self.call.setObjectName("resultCall")
+        lay.addWidget(self.call)
         head = QHBoxLayout()
         self.state = _label("No call yet — build one above and press Send.", "heading")
         self.state.setObjectName("resultState")
@@ -205,12 +221,14 @@ class ResultPanel(QWidget):
         for box in (self.envelope, self.error_box, self.confirm_box, self.file_box):
             box.setVisible(False)
         if ex is None:
+            self.call.setText("")
             self.state.setText("No call yet — build one above and press Send.")
             _restyle(self.state, "heading")
             self.message.setText("")
             self.timing.setText("")
             self.value_view.clear()
             return
+        self.call.setText(f"Result of {bound(ex.tool_name, 64)} · request_id {ex.request_id}")
         text, role = _STATE_TEXT.get(ex.state, (ex.state.value, "muted"))
         if ex.file_verdict is not None and not ex.file_verdict.ok:
             text, role = "Provider said success — the file FAILED verification", "error"
@@ -264,11 +282,19 @@ class ResultPanel(QWidget):
         elif ex.file_verdict is not None and ex.file_verdict.parsed:
             self.value_view.show_value(ex.file_verdict.value)
         elif ex.file_verdict is not None and ex.file_verdict.preview:
-            self.value_view.setCurrentIndex(0)
-            self.value_view.tree_model.set_value(None)
-            self.value_view.text.show_plain(unverified_text(ex.file_verdict))
+            text = unverified_text(ex.file_verdict)
+            if text != self.value_view.text.toPlainText():  # not again on every step
+                self.value_view.clear()  # unverified bytes are text only, never a value
+                self.value_view.show_tree_note(self.value_view.TEXT_ONLY)
+                self.value_view.setCurrentIndex(0)
+                self.value_view.text.show_plain(text)
         else:
             self.value_view.clear()
+
+    def show_pending(self, tool_name: str, request_id: str) -> None:
+        """A call just sent: name it before any answer arrives."""
+        self.call.setText(f"Result of {bound(tool_name, 64)} · request_id {request_id}")
+        self.state.setText(f"Sending {bound(tool_name, 64)}…")
 
     def _show_error(self, ex: Execution) -> None:
         e = ex.error
@@ -362,7 +388,8 @@ class ResultPanel(QWidget):
                 item = QTableWidgetItem(text)
                 item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
                 item.setToolTip(tooltip(
-                    f"{c.message}\ncomputed: {c.computed}\ndeclared: {c.declared}", 600))
+                    f"{c.message}\ncomputed: {plain_value(c.computed)}\n"
+                    f"declared: {plain_value(c.declared)}", 600))
                 if col == 1:
                     item.setForeground(
                         theme.color(

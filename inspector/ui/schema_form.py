@@ -211,9 +211,10 @@ class BoolField(SchemaField):
         lay.setContentsMargins(0, 0, 0, 0)
         self.required = required
         if required:
-            self.box: QCheckBox | None = QCheckBox("true")
+            self.box: QCheckBox | None = QCheckBox("false")  # says the value it sends
             self.combo: QComboBox | None = None
             lay.addWidget(self.box)
+            self.box.toggled.connect(lambda on: self.box.setText("true" if on else "false"))
             self.box.toggled.connect(self.changed)
         else:
             self.box = None

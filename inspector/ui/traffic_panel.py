@@ -7,17 +7,21 @@ types kept, e.g. `{"t": "int", "v": 2}`), the decoded payload, findings and note
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from PySide6.QtCore import QItemSelection, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
+    QMenu,
     QPushButton,
     QSplitter,
     QTableView,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -78,6 +82,8 @@ class TrafficPanel(QWidget):
     """Every exchange of the session; Ctrl+F focuses the filter."""
 
     exchangeSelected = Signal(str)
+    reopenRequested = Signal(str)  # exchange id: put this call back into the composer
+    commandRequested = Signal(str)  # exchange id: copy it as a `cetp-inspector call` line
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -126,10 +132,37 @@ class TrafficPanel(QWidget):
         for col, width in enumerate((44, 92, 66, 112, 170, 110, 140, 72, 64, 72)):
             self.table.setColumnWidth(col, width)
         split.addWidget(self.table)
+        right = QWidget()
+        rl = QVBoxLayout(right)
+        rl.setContentsMargins(0, 0, 0, 0)
+        self.history = QWidget()  # the selected call: reopen it, copy its parts
+        hl = QHBoxLayout(self.history)  # one line: the dock stays short on small screens
+        hl.setContentsMargins(0, 0, 0, 0)
+        self.reopen = QPushButton(theme.icon("composer"), "Open in composer")
+        self.reopen.setObjectName("reopenCall")
+        self.reopen.setToolTip("Put this call's tool and arguments back into the composer")
+        self.copy_button = QToolButton()
+        self.copy_button.setText("Copy")
+        self.copy_button.setObjectName("copyCall")
+        self.copy_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        menu = QMenu(self.copy_button)
+        self.copy_request = menu.addAction("Request (JSON)")
+        self.copy_response = menu.addAction("Response (JSON)")
+        self.copy_id = menu.addAction("request_id")
+        self.copy_command = menu.addAction("As a `cetp-inspector call …` command")
+        self.copy_button.setMenu(menu)
+        for b in (self.reopen, self.copy_request, self.copy_response, self.copy_id,
+                  self.copy_command):
+            b.setEnabled(False)
+        hl.addWidget(self.reopen)
+        hl.addWidget(self.copy_button)
+        hl.addStretch(1)
+        rl.addWidget(self.history)
         self.detail = JsonEditor(read_only=True)
         self.detail.setObjectName("trafficDetail")
         self.detail.setPlaceholderText("Select an exchange to see the raw Bundles both ways.")
-        split.addWidget(self.detail)
+        rl.addWidget(self.detail, 1)
+        split.addWidget(right)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
         split.setSizes([950, 450])  # every column fits at the default window width
@@ -147,8 +180,26 @@ class TrafficPanel(QWidget):
         self.model.filterApplied.connect(lambda *_: self._update_count())
         self._follow = True
         self.model.rowsInserted.connect(self._autoscroll)
-        self._shown: Exchange | None = None
+        self.selected: Exchange | None = None
         self.reveal.toggled.connect(self._reveal_toggled)
+        self.reopen.clicked.connect(lambda: self._emit_selected(self.reopenRequested))
+        self.copy_command.triggered.connect(lambda: self._emit_selected(self.commandRequested))
+        self.copy_request.triggered.connect(lambda: self._copy_part("request"))
+        self.copy_response.triggered.connect(lambda: self._copy_part("response"))
+        self.copy_id.triggered.connect(
+            lambda: copy_text(self.selected.request_id or "") if self.selected else None
+        )
+
+    def _emit_selected(self, signal: Any) -> None:
+        if self.selected is not None:
+            signal.emit(self.selected.id)
+
+    def _copy_part(self, part: str) -> None:
+        if self.selected is not None:
+            value = getattr(self.selected, part)
+            if value is not None and not self.reveal.isChecked():
+                value = masked(value, mask_secret)  # tokens stay masked unless revealed
+            copy_text(pretty_json(value, 2_000_000) if value is not None else "")
 
     def _run_filter(self) -> None:
         spawn(self.model.set_filter_async(self.filter.text()), "traffic-filter")
@@ -175,13 +226,19 @@ class TrafficPanel(QWidget):
             self.exchangeSelected.emit(ex.id)
 
     def show_exchange(self, ex: Exchange) -> None:
-        self._shown = ex
+        self.selected = ex
         self.detail.show_text(describe(ex, reveal=self.reveal.isChecked()))
+        call = ex.method == "execute_tool" and bool(ex.tool)
+        self.reopen.setEnabled(call)
+        self.copy_command.setEnabled(call)
+        self.copy_request.setEnabled(ex.request is not None)
+        self.copy_response.setEnabled(ex.response is not None)
+        self.copy_id.setEnabled(bool(ex.request_id))
 
     def _reveal_toggled(self, on: bool) -> None:
         self.reveal.setText("Hide tokens" if on else "Reveal tokens")
-        if self._shown is not None:
-            self.show_exchange(self._shown)
+        if self.selected is not None:
+            self.show_exchange(self.selected)
 
     def select_exchange(self, exchange_id: str) -> bool:
         row = self.model.row_of(exchange_id)
@@ -203,3 +260,8 @@ class TrafficPanel(QWidget):
                 out.append(json.dumps(doc if show else masked(doc, mask_secret),
                                       ensure_ascii=False))
         return "\n".join(out)
+
+
+def copy_text(text: str) -> None:
+    """Put plain text on the clipboard."""
+    QApplication.clipboard().setText(text)

@@ -211,12 +211,15 @@ def test_gui_without_display_says_so() -> None:
 def test_no_argument_opens_the_window(monkeypatch: pytest.MonkeyPatch) -> None:
     import inspector.ui.app as app
 
-    calls: list[list[str]] = []
+    calls: list[tuple[list[str], object]] = []
     monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
-    monkeypatch.setattr(app, "run_gui", lambda argv: calls.append(argv) or 7)
+    monkeypatch.setattr(app, "run_gui", lambda argv, opts=None: calls.append((argv, opts)) or 7)
     assert main([]) == 7
     assert main(["--json"]) == 7  # only global options: still the window
-    assert len(calls) == 2
+    assert main(["--virtual-plugin", "x.py", "-d", "SER"]) == 7  # handed to the window
+    assert len(calls) == 3
+    opts = calls[2][1]
+    assert opts.virtual_plugin == ["x.py"] and opts.device == "SER"
 
 
 def test_restarted_standalone_device_keeps_state(tmp_path: Path,

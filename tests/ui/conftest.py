@@ -23,8 +23,32 @@ from inspector.ui import theme, workers
 from tests.ui.fixtures import adb_source as adb_source
 from tests.ui.fixtures import harness as harness  # the window fixture, re-exported
 from tests.ui.fixtures import journal_dir as journal_dir
+from tests.ui.stall_watchdog import Watchdog
 
 pytestmark = pytest.mark.gui
+
+_watchdog: Watchdog | None = None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    """Every GUI test fails when the UI thread stalls > 100 ms inside the event loop
+    (tests/ui/stall_watchdog.py); `@pytest.mark.allow_stall` is for the watchdog's own test."""
+    global _watchdog
+    names = set(getattr(item, "fixturenames", ()))
+    if item.get_closest_marker("allow_stall") or not names & {"qtbot", "qapp", "qloop"}:
+        return (yield)
+    _watchdog = _watchdog or Watchdog()
+    _watchdog.start()
+    try:
+        result = yield
+    finally:
+        stalls = _watchdog.stop()
+    if stalls:
+        worst = max(stalls, key=lambda s: s.seconds)
+        pytest.fail(f"{len(stalls)} event-loop stall(s) over 100 ms; the worst:\n"
+                    + worst.describe(), pytrace=False)
+    return result
 
 
 @pytest.fixture(scope="package")

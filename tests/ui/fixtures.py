@@ -98,12 +98,15 @@ def harness(
     controller.virtual_device = lambda: device  # bug reports are served on this device
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
     window = MainWindow(controller, settings)
+    # qtbot closes its widgets before this fixture's teardown; a failed test may leave a
+    # call running, and the real "close anyway?" box would then wait for a click forever
+    window.confirm_close = lambda _running: True
     qtbot.addWidget(window)
     window.show()
     h = Harness(window, device, qtbot)
     h.wait(lambda: controller.discovery("virtual") is not None)
     yield h
-    window.close()
+    window.force_close()  # a test may leave a call running: no "close anyway?" question
     closing = spawn(controller.close(), "test-close")  # links first: no reconnects after
     qtbot.waitUntil(closing.done, timeout=10_000)
     for task in spawner().tasks:  # a test may leave a call or a poll running

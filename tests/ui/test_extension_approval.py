@@ -57,7 +57,7 @@ def test_refused_approval_sends_nothing_then_approval_runs_it(harness: Harness):
     view.composer.submit()
     harness.wait(lambda: view.outcome.text().startswith(("✓", "✗")))
     assert len(asked) == 2
-    assert view.outcome.text() == "✓ result via activity", view.detail.text()
+    assert view.outcome.text() == "✓ result of toggle_flashlight via activity", view.detail.text()
     assert len(app.launches) == 1
     assert [x.status.value for x in calls(harness, "toggle_flashlight")] == ["success"]
 

@@ -178,3 +178,29 @@ def test_an_extension_call_prompt_names_function_params_and_bridge() -> None:
     assert "roll via the broadcast bridge of com.example.dice" in text
     assert '{"sides": 6}' in text and "request id" in text and "may act again" in text
     assert mutation_prompt(ex, True) == text  # the new-id option does not apply
+
+
+def test_approve_all_remaining_runs_the_rest_without_asking_and_sums_up(
+        qtbot, vclient, tmp_path) -> None:
+    journal, _ = record_session(qtbot, vclient, tmp_path / "s", "many mutations")
+    contents = read_journal(journal)
+    [mutation] = [x for x in contents.exchanges
+                  if x.method == "execute_tool" and x.tool == "create_alert"]
+    contents.exchanges.extend(mutation.model_copy(update={"id": f"{mutation.id}-{i}"})
+                              for i in range(3))
+    panel = ReplayPanel(contents, relay=vclient)
+    qtbot.addWidget(panel)
+    panel.show()
+    assert panel.mutations_total == 4
+    panel.start()
+    qtbot.waitUntil(lambda: _box(panel) is not None, timeout=20_000)
+    box = _box(panel)
+    assert "4 mutation(s) are left" in box.informativeText()
+    [approve_all] = [b for b in box.buttons() if b.text() == "Approve all 4 remaining"]
+    with qtbot.waitSignal(panel.finished, timeout=30_000) as done:
+        approve_all.click()
+    mutations = [r for r in done.args[0].results if r.kind == ReplayKind.MUTATION]
+    assert len(mutations) == 4
+    assert all(r.action != ReplayAction.DECLINED for r in mutations)
+    assert panel.asked == 4 and panel.auto_approved == 3  # one dialog, not four
+    assert "4 approved, 3 of them by “approve all”, 0 declined" in panel.status.text()

@@ -311,3 +311,22 @@ async def test_recorded_extension_failures_are_played_back(tmp_path: Path) -> No
     finally:
         await client.close()
         await device.aclose()
+
+
+async def test_a_v1_read_is_not_answered_with_the_recorded_v2_one(tmp_path: Path) -> None:
+    """Only v2 was recorded: a v1 list_tools must not get the v2 tool list (the v1 view
+    would then report side-effecting tools over v1, §2.1, that the provider never exposed)."""
+    rec = await _record(tmp_path)
+    device, _ = await _replay_device(tmp_path, rec.bundle)
+    client = await connect_virtual_device(device)
+    try:
+        v1 = await client.call(AUTHORITY, "list_tools", Bundle({}))
+        assert v1 is not None and "tools" not in v1
+        assert "not in the recording" in str(v1.get("error", "")) + str(v1)
+        v2 = await client.call(AUTHORITY, "list_tools", Bundle(
+            {"protocol_version": Int(2), "session_token": "x", "deadline_at_ms": Int(0)},
+            request_id="r"))
+        assert v2 is not None and v2["status"] == "success"
+    finally:
+        await client.close()
+        await device.aclose()

@@ -13,7 +13,8 @@ teammate without the phone or the app can explore the exact behaviour that was r
   comes back). Repeated matching calls walk through the recorded answers in order and then
   repeat the last one, so a poll sees `running` then `succeeded` as it did. The incoming
   request id is echoed. Descriptor reads (negotiate, get_provider_info, list_tools) fall
-  back to the latest recorded answer of that method when the request differs.
+  back to the latest recorded answer of that method and protocol family (v1 / v2) when the
+  request differs; a v1 read is never answered with a v2 recording.
 - Nothing recorded answers a CETP error, never a crash: `METHOD_NOT_FOUND` for a method
   the recording never saw, `UNAVAILABLE` with `retryable=false` for a known method whose
   tool, arguments or operation were not recorded (retrying cannot help: the recording never
@@ -212,7 +213,18 @@ class _PlayedProvider:
                 details={"replay": "not_recorded", "method": method[:64]},
             )
         if method in DESCRIPTOR_METHODS:
-            return recorded[-1]
+            # only within the protocol family asked for: a v1 list_tools answered with the
+            # recorded v2 one would make the v1 view list v2's side-effecting tools (§2.1)
+            v2 = method == "negotiate" or plain.get("protocol_version") is not None
+            family = [c for c in recorded if c.method == "negotiate"
+                      or (_unwrap(_recorded_fields(c)).get("protocol_version") is not None) == v2]
+            if family:
+                return family[-1]
+            return CetpError(
+                "METHOD_NOT_FOUND",
+                f"a {'v2' if v2 else 'v1'} {method[:64]} is not in the recording of {authority}",
+                details={"replay": "not_recorded", "method": method[:64]},
+            )
         what: dict[str, Any] = {"replay": "not_recorded", "method": method[:64]}
         if method == "execute_tool":
             tool = plain.get("tool_name")
