@@ -190,9 +190,12 @@ class MainWindow(
         self._build_actions()
         self._build_virtual_menu()
         self._register_extra_views()
+        # both show provider-derived text (errors, names): plain text only (issue 12)
         self._status = QLabel("Starting…")
+        self._status.setTextFormat(Qt.TextFormat.PlainText)
         self.statusBar().addWidget(self._status, 1)
         self._link_label = QLabel("")
+        self._link_label.setTextFormat(Qt.TextFormat.PlainText)
         self.statusBar().addPermanentWidget(self._link_label)
         self._wire()
         self.navigator.setMinimumWidth(220)  # 1024 px screens keep room for the centre

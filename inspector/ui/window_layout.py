@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 from inspector.tasks import spawn
 from inspector.ui import theme
 from inspector.ui.controller import describe_error
-from inspector.ui.text import bound
+from inspector.ui.text import bound, tooltip
 
 
 def clamp_to(rect: QRect, screen: QRect) -> QRect:
@@ -49,7 +49,7 @@ class WindowLayout:
     def report(self, title: str, message: str) -> None:
         self.last_error = f"{title}: {message}"
         self._status.setText(bound(self.last_error, 300))
-        self._status.setToolTip(bound(self.last_error, 2000, single_line=False))
+        self._status.setToolTip(tooltip(self.last_error, 2000))
 
     # ------------------------------------------------------------------ geometry
     def restore_layout(self) -> None:

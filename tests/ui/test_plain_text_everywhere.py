@@ -126,9 +126,6 @@ def test_no_provider_string_renders_as_rich_text(harness: Harness):
     assert not found, "rich text from a provider:\n" + "\n".join(found)
 
 
-@pytest.mark.xfail(strict=True, reason="main_window.py (i14's split) still sets the status "
-                   "label/tooltip with bound(): main_window.py:177 `_status` QLabel and "
-                   ":347-348 report() need set_plain()/tooltip() from inspector.ui.text")
 def test_a_provider_error_in_the_status_bar_is_plain_text(harness: Harness):
     from tests.ui.plugins.html_everywhere import HTML
 
