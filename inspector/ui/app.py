@@ -19,6 +19,7 @@ from PySide6.QtCore import QCoreApplication, QObject, QSettings, QTimer
 from PySide6.QtWidgets import QApplication
 
 from inspector.ui import theme, workers
+from inspector.ui.heap import freeze_heap
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +104,7 @@ def run_gui(argv: list[str] | None = None, options: Any = None) -> int:
     window = MainWindow(Controller(device_manager(options), journal=True))
     window.initial_serial = getattr(options, "device", None) or "virtual"
     window.show()
+    freeze_heap()  # start-up objects live as long as the app: no full GC walks them again
     quit_on_sigint(window, app)
     sys.stderr.write(READY_LINE + "\n")
     sys.stderr.flush()

@@ -20,6 +20,7 @@ from PySide6.QtCore import QCoreApplication, QSettings
 
 from inspector.tasks import spawner
 from inspector.ui import theme, workers
+from inspector.ui.heap import freeze_heap
 from tests.ui.fixtures import adb_source as adb_source
 from tests.ui.fixtures import harness as harness  # the window fixture, re-exported
 from tests.ui.fixtures import journal_dir as journal_dir
@@ -39,6 +40,10 @@ def pytest_runtest_call(item: pytest.Item):
     if item.get_closest_marker("allow_stall") or not names & {"qtbot", "qapp", "qloop"}:
         return (yield)
     _watchdog = _watchdog or Watchdog()
+    # a known, documented stall gets a named, larger limit, never an exemption
+    limit = item.get_closest_marker("stall_limit")
+    _watchdog.limit_s = (limit.kwargs["ms"] if limit else 100) / 1000
+    freeze_heap()  # what the app does once its window is up (inspector/ui/heap.py)
     _watchdog.start()
     try:
         result = yield
@@ -46,7 +51,8 @@ def pytest_runtest_call(item: pytest.Item):
         stalls = _watchdog.stop()
     if stalls:
         worst = max(stalls, key=lambda s: s.seconds)
-        pytest.fail(f"{len(stalls)} event-loop stall(s) over 100 ms; the worst:\n"
+        pytest.fail(f"{len(stalls)} event-loop stall(s) over {_watchdog.limit_s * 1000:.0f} ms;"
+                    " the worst:\n"
                     + worst.describe(), pytrace=False)
     return result
 
