@@ -4,6 +4,7 @@ by spec section, the plan, evidence rows and a result's detail (no widgets)."""
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -252,12 +253,18 @@ def _field(ex: Any, name: str) -> Any:
 
 
 def describe_exchange(ex: Any) -> str:
-    """"list_tools → success" / "execute_tool create_alert → provider_error INVALID_ARGS"."""
+    """"12:03:04.512  execute_tool create_alert → provider_error INVALID_ARGS": when (local
+    time), method, tool and outcome, so an evidence row says which call it was."""
     tool = f" {_field(ex, 'tool')}" if _field(ex, "tool") else ""
     err = f" {_field(ex, 'error_code')}" if _field(ex, "error_code") else ""
     status = _field(ex, "status")
     status = getattr(status, "value", status)
-    return bound(f"{_field(ex, 'method')}{tool} → {status}{err}", 300)
+    started = _field(ex, "started_ms")
+    when = ""
+    if isinstance(started, int | float) and started > 0:
+        t = time.localtime(started / 1000)
+        when = time.strftime("%H:%M:%S", t) + f".{int(started) % 1000:03d}  "
+    return bound(f"{when}{_field(ex, 'method')}{tool} → {status}{err}", 300)
 
 
 class EvidenceModel(QStandardItemModel):
