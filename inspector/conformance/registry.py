@@ -121,5 +121,6 @@ def _load() -> None:
         checks_calls,
         checks_effects,
         checks_enforcement,
+        checks_ids,
         checks_static,
     )

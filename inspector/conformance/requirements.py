@@ -304,6 +304,12 @@ REQUIREMENTS: tuple[Requirement, ...] = (
       "tools are the read-only subset of its v2 tools", ("v1.tools_subset",), normative=False),
     R("P-089", "§3.4", "SHOULD", "Annotations state destructive, open_world and execution "
       "explicitly", ("annotations.explicit",), normative=False),
+    R("P-090", "§4.4", "SHOULD", "operation_id is unguessable (not a counter, a clock or the "
+      "request_id): defence in depth behind its binding to the calling UID",
+      ("async.operation_id_unpredictable",), normative=False),
+    R("P-091", "§4.3", "SHOULD", "resume_token is opaque and unguessable (not a counter, a "
+      "clock or the request_id): defence in depth behind its binding to caller and call",
+      ("confirmation.resume_token_unpredictable",), normative=False),
 )
 
 
