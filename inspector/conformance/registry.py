@@ -119,6 +119,7 @@ def _load() -> None:
         checks_bounds,
         checks_callers,
         checks_calls,
+        checks_dedup,
         checks_effects,
         checks_enforcement,
         checks_ids,

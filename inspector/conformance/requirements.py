@@ -244,7 +244,7 @@ REQUIREMENTS: tuple[Requirement, ...] = (
     # §6 idempotency --------------------------------------------------------------------
     R("P-070", "§6", "MUST", "Every tool with effect != read MUST deduplicate by request_id, "
       "regardless of its idempotent annotation",
-      ("idempotency.replay", "idempotency.concurrent")),
+      ("idempotency.replay", "idempotency.concurrent", "dedup.every_mutating_tool")),
     R("P-071", "§6", "MUST", "The deduplication key includes at least calling UID, provider_id, "
       "and request_id", ("caller.dedup_per_caller",), normative=False),
     R("P-072", "§6", "MUST", "Its record MUST bind tool name and a digest of the original "

@@ -1,0 +1,32 @@
+"""Planted faults that only a check reaching past the scenario tools finds: behaviour an
+author wired into the one tool they tested and forgot in the next."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from inspector.protocol.bundle import Bundle
+from inspector.virtual.cetp_model import ToolCall
+from inspector.virtual.faultplugins import FaultyAlerts, planted
+
+
+@planted("P-070", "dedup.every_mutating_tool")
+class DedupOnlyCreateAlert(FaultyAlerts):
+    """Deduplicates create_alert (the tool the author tested, and the suite's `mutation`
+    scenario) but no other synchronous side-effecting tool: share_watchlist shares again on
+    every replay."""
+
+    FAULT_ID = "dedup_only_create_alert"
+
+    def _skips(self, call: ToolCall) -> bool:
+        return self.broken and call.spec.name != "create_alert" \
+            and not self.runs_as_operation(call.spec)
+
+    def lookup_dedup(self, call: ToolCall) -> Bundle | None:
+        return None if self._skips(call) else super().lookup_dedup(call)
+
+    def store_outcome(self, db: sqlite3.Connection, call: ToolCall, outcome: dict[str, Any]
+                      ) -> None:
+        if not self._skips(call):
+            super().store_outcome(db, call, outcome)

@@ -1,0 +1,45 @@
+"""dedup.every_mutating_tool on the stock provider: every allowed tool is judged (the
+one asking for a scope grant is approved first), and a tool it cannot call makes it need
+setup, naming that tool and why."""
+
+from __future__ import annotations
+
+from inspector.conformance import Outcome, run_conformance
+from inspector.virtual import VirtualDevice
+
+from .conftest import full_setup
+
+PRICE = "com.example.pricealerts"
+CHECK = "dedup.every_mutating_tool"
+
+
+async def test_every_allowed_tool_is_replayed(device: VirtualDevice, client) -> None:
+    report = await run_conformance(client, PRICE, setup=full_setup(), select=[CHECK])
+    r = report.result(CHECK)
+    assert r.outcome == Outcome.PASS, r.message
+    tools = r.evidence.observed["tools"]
+    # create_alert is the `mutation` scenario's tool: idempotency.* judges it
+    assert set(tools) == {"share_watchlist", "sync_watchlist"}
+    for t in tools.values():
+        assert t["replay_outcome"] == t["outcome"] and t["other_args"]["code"] == \
+            "INVALID_REQUEST"
+    assert tools["sync_watchlist"]["replay"]["operation_id"] == \
+        tools["sync_watchlist"]["first"]["operation_id"]
+
+
+async def test_a_tool_it_cannot_call_needs_setup_with_the_reason(device: VirtualDevice,
+                                                                 client) -> None:
+    setup = full_setup(allow_mutations=["create_alert", "sync_watchlist", "delete_alert"])
+    setup.tool_args["delete_alert"] = {"alert_id": "no-such-alert"}
+    report = await run_conformance(client, PRICE, setup=setup, select=[CHECK])
+    r = report.result(CHECK)
+    assert r.outcome == Outcome.NEEDS_SETUP
+    assert "delete_alert" in r.message and "tool_args.delete_alert" in r.message
+    assert "sync_watchlist" not in r.message
+
+
+async def test_without_other_mutating_tools_it_does_not_apply(device: VirtualDevice,
+                                                             client) -> None:
+    report = await run_conformance(client, PRICE, setup=full_setup(
+        allow_mutations=["create_alert"]), select=[CHECK])
+    assert report.result(CHECK).outcome == Outcome.NOT_APPLICABLE
