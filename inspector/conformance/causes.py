@@ -33,6 +33,10 @@ EXPLAINS: dict[str, tuple[str, ...]] = {
     # the sweep's over-sized inline reply is also judged with every inline reply of the run
     "large.size_sweep": ("result.inline_limit",),
     "large.too_large_without_capability": ("result.file_needs_capability",),
+    # a provider that checks no deadline, or keeps no dedup record, fails the same rule
+    # again on every other tool
+    "deadline.expired_not_executed": ("deadline.every_mutating_tool",),
+    "idempotency.replay": ("dedup.every_mutating_tool",),
     # a repeated token is also a predictable one
     "negotiate.token_unique": ("negotiate.token_unpredictable",),
 }

@@ -119,9 +119,9 @@ def _load() -> None:
         checks_bounds,
         checks_callers,
         checks_calls,
-        checks_dedup,
         checks_effects,
         checks_enforcement,
+        checks_every_tool,
         checks_ids,
         checks_static,
     )

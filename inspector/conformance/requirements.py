@@ -173,7 +173,8 @@ REQUIREMENTS: tuple[Requirement, ...] = (
     R("P-045", "§4.1", "MUST", "request_id MUST equal the execution ID that created that "
       "operation (get_operation / cancel_operation)", ("async.request_id_bound",)),
     R("P-046", "§4.1", "MUST", "The Provider MUST check the deadline before starting a "
-      "business side effect", ("deadline.expired_not_executed",)),
+      "business side effect",
+      ("deadline.expired_not_executed", "deadline.every_mutating_tool")),
     R("P-047", "§7.3", "MUST", "A Provider must likewise treat Agent-generated arguments as "
       "untrusted input (INVALID_ARGS for arguments the input schema rejects)",
       ("errors.invalid_args",), normative=False),

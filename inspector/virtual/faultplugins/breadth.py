@@ -30,3 +30,20 @@ class DedupOnlyCreateAlert(FaultyAlerts):
                       ) -> None:
         if not self._skips(call):
             super().store_outcome(db, call, outcome)
+
+
+@planted("P-046", "deadline.every_mutating_tool")
+class DeadlineOnlySynchronous(FaultyAlerts):
+    """Checks deadline_at_ms inside the synchronous mutation path only: a background
+    operation (sync_watchlist) whose deadline passed still starts and commits."""
+
+    FAULT_ID = "deadline_only_synchronous"
+
+    def check_deadline(self, deadline_at_ms: int | None) -> None:
+        if not self.broken:
+            super().check_deadline(deadline_at_ms)
+
+    def run_mutation(self, call: ToolCall) -> Bundle:
+        if self.broken:
+            super().check_deadline(call.deadline_at_ms)
+        return super().run_mutation(call)

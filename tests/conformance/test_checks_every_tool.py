@@ -1,6 +1,6 @@
-"""dedup.every_mutating_tool on the stock provider: every allowed tool is judged (the
-one asking for a scope grant is approved first), and a tool it cannot call makes it need
-setup, naming that tool and why."""
+"""dedup.every_mutating_tool and deadline.every_mutating_tool on the stock provider: every
+allowed tool is judged (for dedup, the one asking for a scope grant is approved first), and
+a tool it cannot call makes it need setup, naming that tool and why."""
 
 from __future__ import annotations
 
@@ -43,3 +43,14 @@ async def test_without_other_mutating_tools_it_does_not_apply(device: VirtualDev
     report = await run_conformance(client, PRICE, setup=full_setup(
         allow_mutations=["create_alert"]), select=[CHECK])
     assert report.result(CHECK).outcome == Outcome.NOT_APPLICABLE
+
+
+async def test_every_allowed_tool_refuses_an_expired_deadline(device: VirtualDevice,
+                                                              client) -> None:
+    check = "deadline.every_mutating_tool"
+    report = await run_conformance(client, PRICE, setup=full_setup(), select=[check])
+    r = report.result(check)
+    assert r.outcome == Outcome.PASS, r.message
+    tools = r.evidence.observed["tools"]
+    assert set(tools) == {"share_watchlist", "sync_watchlist"}
+    assert tools["sync_watchlist"]["outcome"]["code"] == "DEADLINE_EXCEEDED"

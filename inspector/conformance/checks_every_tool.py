@@ -1,6 +1,8 @@
-"""Deduplication on every mutating tool the user allowed (§6), not only the `mutation`
-scenario's: an author who wires dedup into one tool and forgets the next passes every
-idempotency.* check, which all use that one scenario.
+"""Rules checked on every mutating tool the user allowed, not only the `mutation`
+scenario's: an author who wires deduplication (§6) or the deadline check (§4.1) into the
+one tool they tested and forgets the next passes every check built on that one scenario.
+
+`dedup.every_mutating_tool`:
 
 Each allowed side-effecting tool (except the `mutation` scenario's own, which
 idempotency.* judges with its observer) is called with valid arguments under request_id R,
@@ -11,6 +13,10 @@ named with the reason and the check needs setup. A tool that asks for confirmati
 scope grant is approved in the provider's screen and resumed first (when the relay can
 answer it, as for the confirmation checks); the replay must then return the confirmed
 outcome without asking again.
+
+`deadline.every_mutating_tool`: each of those tools is sent with a deadline_at_ms a minute
+in the past; success (for an accepted one: the operation polled to success) means the
+business side effect ran. Any error, including a request for confirmation, passes.
 """
 
 from __future__ import annotations
@@ -60,20 +66,17 @@ def _args(ctx: RunContext, tool: str) -> Any | None:
     return argsgen.valid_args(t.input_schema) if t is not None else None
 
 
-def _plan(ctx: RunContext) -> PlanDecision:
+_DEDUP_STEPS = ("request_id R", "again with R (replay)", "R with other arguments")
+
+
+def _plan(ctx: RunContext, steps: tuple[str, ...] = _DEDUP_STEPS) -> PlanDecision:
     tools = _tools(ctx)
     if not tools:
         return PlanDecision("not_applicable", "no allowed side-effecting tool besides the "
-                            "`mutation` scenario's (idempotency.* judges that one)")
-    calls = []
-    for t in tools:
-        calls += [PlannedCall(method="execute_tool", tool=t, note="request_id R",
-                              mutating=True),
-                  PlannedCall(method="execute_tool", tool=t, note="again with R (replay)",
-                              mutating=True),
-                  PlannedCall(method="execute_tool", tool=t, note="R with other arguments",
-                              mutating=True)]
-    return PlanDecision("run", "", tuple(calls))
+                            "`mutation` scenario's (its own checks judge that one)")
+    return PlanDecision("run", "", tuple(
+        PlannedCall(method="execute_tool", tool=t, note=note, mutating=True)
+        for t in tools for note in steps))
 
 
 async def _one(ctx: RunContext, tool: str) -> tuple[str, str, dict[str, Any]]:
@@ -162,3 +165,39 @@ async def every_mutating_tool(ctx: RunContext) -> Verdict:
     return passed(f"deduplicated: {', '.join(judged)}"
                   + (f" (asks for confirmation, left to confirmation.*: {', '.join(left)})"
                      if left else ""), tools=ev)
+
+
+@check("deadline.every_mutating_tool", "an expired deadline is refused by every mutating tool",
+       "§4.1", "MUST", Category.ENFORCEMENT,
+       plan=lambda ctx: _plan(ctx, ("deadline_at_ms 60 s in the past",)))
+async def deadline_every_tool(ctx: RunContext) -> Verdict:
+    """Every allowed side-effecting tool besides the `mutation` scenario's (which
+    deadline.expired_not_executed judges with its observer) is sent with an expired
+    deadline: it must not succeed (DEADLINE_EXCEEDED; for an accepted call, the operation
+    must not end in succeeded)."""
+    tools = _tools(ctx)
+    if not tools:
+        raise NotApplicable("no allowed side-effecting tool besides the `mutation` "
+                            "scenario's (deadline.expired_not_executed judges that one)")
+    ev: dict[str, Any] = {}
+    setup: dict[str, str] = {}
+    for tool in tools:
+        args = _args(ctx, tool)
+        if args is None:
+            setup[tool] = f"no valid arguments can be derived; set tool_args.{tool}"
+            continue
+        rid = cetp.new_request_id()
+        deadline = ctx.clock.now_ms() - 60_000
+        r = await ctx.execute(tool, args, request_id=rid, deadline_at_ms=deadline)
+        ev[tool] = {"args": args, "deadline_at_ms": deadline, "reply": signature(r),
+                    "outcome": await ctx.settle(r, rid)}
+    ran = [t for t, e in ev.items() if e["outcome"]["kind"] in ("success", "file")]
+    if ran:
+        return failed(f"{', '.join(ran)} executed although deadline_at_ms had passed: check "
+                      "the deadline before starting any business side effect, in every "
+                      "tool and before starting a background operation (DEADLINE_EXCEEDED)",
+                      tools=ev)
+    if setup:
+        raise NeedsSetup("could not call " + "; ".join(f"{t}: {w}" for t, w in setup.items()))
+    return passed("refused: " + ", ".join(f"{t} ({e['outcome'].get('code')})"
+                                          for t, e in ev.items()), tools=ev)
