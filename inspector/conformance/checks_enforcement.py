@@ -326,6 +326,42 @@ async def request_size_enforced(ctx: RunContext) -> Verdict:
     return v
 
 
+@check("limits.request_size_honoured", "arguments of exactly max_request_bytes are served",
+       "§2.2", "MUST", F,
+       plan=lambda ctx: PlanDecision("run", "", (
+           PlannedCall(method="execute_tool", note="a read tool's valid arguments"),
+           PlannedCall(method="execute_tool", note="the same, padded to max_request_bytes"))))
+async def request_size_honoured(ctx: RunContext) -> Verdict:
+    """The advertised max_request_bytes is an allowance (§2.2, §4.1 counts the UTF-8 args):
+    a read tool's valid arguments padded with JSON whitespace to exactly the limit must be
+    answered like the same arguments unpadded. Catches a limit kept with `>=`, or measured
+    on the whole request instead of the args."""
+    pick = _small_read(ctx)
+    if pick is None or ctx.limits is None:
+        return not_applicable("no read tool with usable arguments, or no negotiated limits")
+    limit = ctx.limits.max_request_bytes
+    if limit > MAX_PROBE_REQUEST:
+        return not_applicable(f"max_request_bytes {limit} is above what the suite sends")
+    name, args = pick
+    text = cetp.args_json(args)
+    plain = signature(await ctx.v2(cetp.EXECUTE_TOOL, more={"tool_name": name, "args": text},
+                                   tool=name))
+    padded = text + " " * (limit - len(text.encode()))
+    full = signature(await ctx.v2(cetp.EXECUTE_TOOL, more={"tool_name": name,
+                                                           "args": padded}, tool=name))
+    obs = {"tool": name, "args": args, "request_bytes": len(padded.encode()),
+           "max_request_bytes": limit, "unpadded": plain, "padded": full}
+    if plain["kind"] == "error":
+        return not_applicable(f"{name} refused its arguments unpadded ({plain.get('code')}); "
+                              "set tool_args for it", **obs)
+    if full["kind"] == "error":
+        return failed(f"arguments of exactly max_request_bytes ({limit} bytes, the limit you "
+                      f"advertised) were refused ({full.get('code')}); the same arguments "
+                      "unpadded were served: count only the UTF-8 bytes of args and refuse "
+                      "only above the limit", **obs)
+    return passed(f"a {limit}-byte request was served", **obs)
+
+
 # --------------------------------------------------------------------------------------
 # unpredictable session tokens (§2.2)
 # --------------------------------------------------------------------------------------

@@ -311,6 +311,9 @@ REQUIREMENTS: tuple[Requirement, ...] = (
     R("P-091", "§4.3", "SHOULD", "resume_token is opaque and unguessable (not a counter, a "
       "clock or the request_id): defence in depth behind its binding to caller and call",
       ("confirmation.resume_token_unpredictable",), normative=False),
+    R("P-092", "§2.2", "MUST", "Negotiated values express protocol allowances: arguments "
+      "whose UTF-8 encoding is within max_request_bytes are not refused as too large",
+      ("limits.request_size_honoured",), normative=False),
 )
 
 

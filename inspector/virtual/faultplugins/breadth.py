@@ -1,5 +1,6 @@
-"""Planted faults that only a check reaching past the scenario tools finds: behaviour an
-author wired into the one tool they tested and forgot in the next."""
+"""Planted faults the suite missed before: behaviour an author wired into the one tool they
+tested and forgot in the next (dedup, the deadline), and an advertised limit kept too
+tightly (the request size measured on more than the args)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from typing import Any
 
 from inspector.protocol.bundle import Bundle
 from inspector.virtual.cetp_model import ToolCall
+from inspector.virtual.cetp_provider import Session
+from inspector.virtual.cetp_wire import CetpError
 from inspector.virtual.faultplugins import FaultyAlerts, planted
 
 
@@ -47,3 +50,19 @@ class DeadlineOnlySynchronous(FaultyAlerts):
         if self.broken:
             super().check_deadline(call.deadline_at_ms)
         return super().run_mutation(call)
+
+
+@planted("P-092", "limits.request_size_honoured")
+class RequestLimitCountsEnvelope(FaultyAlerts):
+    """Measures the whole request (args plus an estimated envelope) against
+    max_request_bytes: arguments near the advertised limit are refused although allowed,
+    while anything above it is still refused, so limits.request_size_enforced passes."""
+
+    FAULT_ID = "request_limit_counts_envelope"
+    ENVELOPE_BYTES = 512
+
+    def check_request_size(self, session: Session, args_text: str) -> None:
+        limit = session.limits["max_request_bytes"]
+        if self.broken and len(args_text.encode()) + self.ENVELOPE_BYTES > limit:
+            raise CetpError("INVALID_REQUEST", f"request exceeds max_request_bytes ({limit})")
+        super().check_request_size(session, args_text)
