@@ -250,10 +250,11 @@ REQUIREMENTS: tuple[Requirement, ...] = (
       "and request_id", ("caller.dedup_per_caller",), normative=False),
     R("P-072", "§6", "MUST", "Its record MUST bind tool name and a digest of the original "
       "arguments. Reusing the ID with different content returns INVALID_REQUEST.",
-      ("idempotency.different_args",)),
+      ("idempotency.different_args", "dedup.every_mutating_tool")),
     R("P-073", "§6", "MUST", "The Provider MUST return the same terminal outcome during "
       "idempotency_window_seconds",
-      ("idempotency.replay", "async.window", "idempotency.retry_after_timeout"),
+      ("idempotency.replay", "async.window", "idempotency.retry_after_timeout",
+       "dedup.every_mutating_tool"),
       note="within the run (and across a provider restart), not over 86400 s"),
     R("P-074", "§6", "MUST", "Concurrent arrival of the same request permits only one executor",
       ("idempotency.concurrent",), normative=False),
