@@ -477,3 +477,31 @@ async def stable_across_restart(ctx: RunContext) -> Verdict:
             f"{k} {v['before']} → {v['after']}" for k, v in changed.items())
             + " — keep provider_id, tool names and scope names stable", changed=changed, **obs)
     return passed("same identity, tools and scopes after a restart", **obs)
+
+
+@check("negotiate.token_after_restart", "a session lost in a restart → NEGOTIATION_REQUIRED",
+       "§2.2", "MUST", F, plan=_restart_plan)
+async def token_after_restart(ctx: RunContext) -> Verdict:
+    """A fresh session is used once, the provider app is force-stopped, and the same token
+    is sent again: the session may have survived (success) or be gone — then the reply must
+    be NEGOTIATION_REQUIRED, the one code that tells a consumer to negotiate again (§2.2
+    allows tokens to die with the process; §5 makes that code retryable)."""
+    why = ctx.restart_problem()
+    if why is not None:
+        raise NeedsSetup(why)
+    r0, neg = await ctx.negotiate(ctx.prelude.requested_caps or None)
+    if neg is None:
+        raise NotApplicable(f"negotiate failed ({signature(r0)}); see negotiate.success")
+    before = signature(await ctx.v2(cetp.LIST_TOOLS, token=neg.session_token,
+                                    renegotiate=False))
+    await ctx.restart_provider()
+    ctx.token = None  # the main session died with the process
+    after = signature(await ctx.v2(cetp.LIST_TOOLS, token=neg.session_token,
+                                   renegotiate=False))
+    obs = {"before_restart": before, "after_restart": after}
+    if after["kind"] == "success" or after.get("code") == "NEGOTIATION_REQUIRED":
+        return passed("the old token " + ("still works" if after["kind"] == "success" else
+                                          "gets NEGOTIATION_REQUIRED"), **obs)
+    return failed(f"after a provider restart the old session_token got {after}: answer "
+                  "NEGOTIATION_REQUIRED for a session the process no longer knows, so the "
+                  "consumer negotiates again instead of giving up or retrying forever", **obs)

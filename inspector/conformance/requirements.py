@@ -71,7 +71,8 @@ REQUIREMENTS: tuple[Requirement, ...] = (
       note="judged through sessions negotiated without large_results / async_operations: "
       "their token must not unlock those capabilities"),
     R("P-010", "§2.2", "MUST", "session_token MUST accompany subsequent v2 calls, which return "
-      "NEGOTIATION_REQUIRED when it is invalid", ("negotiate.token_required",)),
+      "NEGOTIATION_REQUIRED when it is invalid",
+      ("negotiate.token_required", "negotiate.token_after_restart")),
     R("P-011", "§2.2", "MUST NOT", "If no common version exists, the Provider returns "
       "UNSUPPORTED_VERSION. It MUST NOT silently interpret the request as another version.",
       ("negotiate.no_common_version",)),

@@ -66,3 +66,27 @@ class RequestLimitCountsEnvelope(FaultyAlerts):
         if self.broken and len(args_text.encode()) + self.ENVELOPE_BYTES > limit:
             raise CetpError("INVALID_REQUEST", f"request exceeds max_request_bytes ({limit})")
         super().check_request_size(session, args_text)
+
+
+@planted("P-010", "negotiate.token_after_restart")
+class LostSessionIsInternalError(FaultyAlerts):
+    """Keeps the tokens it issued in a durable table but the sessions in memory: after a
+    restart a known token whose session is gone answers INTERNAL_ERROR instead of
+    NEGOTIATION_REQUIRED (a made-up token still gets NEGOTIATION_REQUIRED)."""
+
+    FAULT_ID = "lost_session_internal_error"
+
+    def __init__(self, broken: bool = True, **kw: object) -> None:
+        super().__init__(broken, **kw)  # type: ignore[arg-type]
+        self._issued: set[str] = set()  # survives on_process_death, like a database
+
+    def check_envelope(self, ctx: Any, extras: Bundle) -> Session:
+        tok = extras.get("session_token")
+        try:
+            session = super().check_envelope(ctx, extras)
+        except CetpError as err:
+            if self.broken and err.code == "NEGOTIATION_REQUIRED" and tok in self._issued:
+                raise CetpError("INTERNAL_ERROR", "session state missing") from None
+            raise
+        self._issued.add(session.token)
+        return session
