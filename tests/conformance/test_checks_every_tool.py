@@ -54,3 +54,22 @@ async def test_every_allowed_tool_refuses_an_expired_deadline(device: VirtualDev
     tools = r.evidence.observed["tools"]
     assert set(tools) == {"share_watchlist", "sync_watchlist"}
     assert tools["sync_watchlist"]["outcome"]["code"] == "DEADLINE_EXCEEDED"
+
+
+async def test_a_tool_without_dedup_is_named_with_what_came_back(device: VirtualDevice, client,
+                                                                  tmp_path) -> None:
+    """The planted fault (dedup wired into create_alert only): the failure names the tool,
+    says what the replay and the other arguments got, and the evidence has both replies."""
+    from inspector.virtual.faultplugins import plugin_source
+
+    path = tmp_path / "fault.py"
+    path.write_text(plugin_source("dedup_only_create_alert", confirmation_ttl_ms=1500),
+                    encoding="utf-8")
+    [package] = device.load_plugin(path, notify=False)
+    report = await run_conformance(client, package, setup=full_setup(), select=[CHECK])
+    r = report.result(CHECK)
+    assert r.outcome == Outcome.FAIL
+    assert r.message.startswith("no deduplication by request_id: share_watchlist: the replay")
+    assert "sync_watchlist" not in r.message  # operations are still deduplicated
+    share = r.evidence.observed["tools"]["share_watchlist"]
+    assert share["replay_outcome"]["value"]["share_id"] != share["outcome"]["value"]["share_id"]

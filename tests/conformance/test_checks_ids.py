@@ -64,3 +64,23 @@ def test_consecutive_values_close_as_text_or_as_numbers_are_caught() -> None:
     near_number = [(base + "0fffff", _rids(1)[0]), (base + "100000", _rids(1)[0]),
                    (other, _rids(1)[0])]
     assert "counter or a clock" in (predictability_problem(near_number) or "")
+
+
+async def test_counter_operation_ids_warn_with_the_ids_shown(device, client, tmp_path) -> None:
+    """The planted fault (op_1000, op_1001, …): a warning, not a failure, showing the ids
+    and saying why it is only a SHOULD."""
+    from inspector.conformance import Outcome, run_conformance
+    from inspector.virtual.faultplugins import plugin_source
+
+    from .conftest import full_setup
+
+    path = tmp_path / "fault.py"
+    path.write_text(plugin_source("sequential_operation_ids"), encoding="utf-8")
+    [package] = device.load_plugin(path, notify=False)
+    check = "async.operation_id_unpredictable"
+    report = await run_conformance(client, package, setup=full_setup(poll_timeout_ms=3000),
+                                   select=[check])
+    r = report.result(check)
+    assert r.outcome == Outcome.WARNING and report.by_outcome(Outcome.FAIL) == []
+    assert r.evidence.observed["operation_ids"][:2] == ["op_1000", "op_1001"]
+    assert "guessable operation ids" in r.message and "warning, not a failure" in r.message
