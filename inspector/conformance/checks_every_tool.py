@@ -39,7 +39,7 @@ from inspector.conformance.registry import PlanDecision, check
 from inspector.protocol import cetp
 
 #: scenarios whose arguments are valid, known to run without confirmation for the caller
-_ARG_SOURCES = ("async_call", "ungranted", "large_result")
+_ARG_SOURCES = ("async_call", "ungranted")
 
 
 def _tools(ctx: RunContext) -> list[str]:
