@@ -33,6 +33,14 @@ EXPLAINS: dict[str, tuple[str, ...]] = {
     # the sweep's over-sized inline reply is also judged with every inline reply of the run
     "large.size_sweep": ("result.inline_limit",),
     "large.too_large_without_capability": ("result.file_needs_capability",),
+    # a provider that checks no deadline, or keeps no dedup record, fails the same rule
+    # again on every other tool
+    "deadline.expired_not_executed": ("deadline.every_mutating_tool",),
+    "idempotency.replay": ("dedup.every_mutating_tool",),
+    # a session lost in a restart answered with another code than NEGOTIATION_REQUIRED
+    # leaves every check that restarts the provider without a way back
+    "negotiate.token_after_restart": ("provider.stable_across_restart", "async.restart_recovery",
+                                      "async.window", "idempotency.retry_after_timeout"),
     # a repeated token is also a predictable one
     "negotiate.token_unique": ("negotiate.token_unpredictable",),
 }

@@ -326,6 +326,42 @@ async def request_size_enforced(ctx: RunContext) -> Verdict:
     return v
 
 
+@check("limits.request_size_honoured", "arguments of exactly max_request_bytes are served",
+       "§2.2", "MUST", F,
+       plan=lambda ctx: PlanDecision("run", "", (
+           PlannedCall(method="execute_tool", note="a read tool's valid arguments"),
+           PlannedCall(method="execute_tool", note="the same, padded to max_request_bytes"))))
+async def request_size_honoured(ctx: RunContext) -> Verdict:
+    """The advertised max_request_bytes is an allowance (§2.2, §4.1 counts the UTF-8 args):
+    a read tool's valid arguments padded with JSON whitespace to exactly the limit must be
+    answered like the same arguments unpadded. Catches a limit kept with `>=`, or measured
+    on the whole request instead of the args."""
+    pick = _small_read(ctx)
+    if pick is None or ctx.limits is None:
+        return not_applicable("no read tool with usable arguments, or no negotiated limits")
+    limit = ctx.limits.max_request_bytes
+    if limit > MAX_PROBE_REQUEST:
+        return not_applicable(f"max_request_bytes {limit} is above what the suite sends")
+    name, args = pick
+    text = cetp.args_json(args)
+    plain = signature(await ctx.v2(cetp.EXECUTE_TOOL, more={"tool_name": name, "args": text},
+                                   tool=name))
+    padded = text + " " * (limit - len(text.encode()))
+    full = signature(await ctx.v2(cetp.EXECUTE_TOOL, more={"tool_name": name,
+                                                           "args": padded}, tool=name))
+    obs = {"tool": name, "args": args, "request_bytes": len(padded.encode()),
+           "max_request_bytes": limit, "unpadded": plain, "padded": full}
+    if plain["kind"] == "error":
+        return not_applicable(f"{name} refused its arguments unpadded ({plain.get('code')}); "
+                              "set tool_args for it", **obs)
+    if full["kind"] == "error":
+        return failed(f"arguments of exactly max_request_bytes ({limit} bytes, the limit you "
+                      f"advertised) were refused ({full.get('code')}); the same arguments "
+                      "unpadded were served: count only the UTF-8 bytes of args and refuse "
+                      "only above the limit", **obs)
+    return passed(f"a {limit}-byte request was served", **obs)
+
+
 # --------------------------------------------------------------------------------------
 # unpredictable session tokens (§2.2)
 # --------------------------------------------------------------------------------------
@@ -441,3 +477,31 @@ async def stable_across_restart(ctx: RunContext) -> Verdict:
             f"{k} {v['before']} → {v['after']}" for k, v in changed.items())
             + " — keep provider_id, tool names and scope names stable", changed=changed, **obs)
     return passed("same identity, tools and scopes after a restart", **obs)
+
+
+@check("negotiate.token_after_restart", "a session lost in a restart → NEGOTIATION_REQUIRED",
+       "§2.2", "MUST", F, plan=_restart_plan)
+async def token_after_restart(ctx: RunContext) -> Verdict:
+    """A fresh session is used once, the provider app is force-stopped, and the same token
+    is sent again: the session may have survived (success) or be gone — then the reply must
+    be NEGOTIATION_REQUIRED, the one code that tells a consumer to negotiate again (§2.2
+    allows tokens to die with the process; §5 makes that code retryable)."""
+    why = ctx.restart_problem()
+    if why is not None:
+        raise NeedsSetup(why)
+    r0, neg = await ctx.negotiate(ctx.prelude.requested_caps or None)
+    if neg is None:
+        raise NotApplicable(f"negotiate failed ({signature(r0)}); see negotiate.success")
+    before = signature(await ctx.v2(cetp.LIST_TOOLS, token=neg.session_token,
+                                    renegotiate=False))
+    await ctx.restart_provider()
+    ctx.token = None  # the main session died with the process
+    after = signature(await ctx.v2(cetp.LIST_TOOLS, token=neg.session_token,
+                                   renegotiate=False))
+    obs = {"before_restart": before, "after_restart": after}
+    if after["kind"] == "success" or after.get("code") == "NEGOTIATION_REQUIRED":
+        return passed("the old token " + ("still works" if after["kind"] == "success" else
+                                          "gets NEGOTIATION_REQUIRED"), **obs)
+    return failed(f"after a provider restart the old session_token got {after}: answer "
+                  "NEGOTIATION_REQUIRED for a session the process no longer knows, so the "
+                  "consumer negotiates again instead of giving up or retrying forever", **obs)

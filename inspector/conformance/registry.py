@@ -121,5 +121,7 @@ def _load() -> None:
         checks_calls,
         checks_effects,
         checks_enforcement,
+        checks_every_tool,
+        checks_ids,
         checks_static,
     )

@@ -71,7 +71,8 @@ REQUIREMENTS: tuple[Requirement, ...] = (
       note="judged through sessions negotiated without large_results / async_operations: "
       "their token must not unlock those capabilities"),
     R("P-010", "§2.2", "MUST", "session_token MUST accompany subsequent v2 calls, which return "
-      "NEGOTIATION_REQUIRED when it is invalid", ("negotiate.token_required",)),
+      "NEGOTIATION_REQUIRED when it is invalid",
+      ("negotiate.token_required", "negotiate.token_after_restart")),
     R("P-011", "§2.2", "MUST NOT", "If no common version exists, the Provider returns "
       "UNSUPPORTED_VERSION. It MUST NOT silently interpret the request as another version.",
       ("negotiate.no_common_version",)),
@@ -173,7 +174,8 @@ REQUIREMENTS: tuple[Requirement, ...] = (
     R("P-045", "§4.1", "MUST", "request_id MUST equal the execution ID that created that "
       "operation (get_operation / cancel_operation)", ("async.request_id_bound",)),
     R("P-046", "§4.1", "MUST", "The Provider MUST check the deadline before starting a "
-      "business side effect", ("deadline.expired_not_executed",)),
+      "business side effect",
+      ("deadline.expired_not_executed", "deadline.every_mutating_tool")),
     R("P-047", "§7.3", "MUST", "A Provider must likewise treat Agent-generated arguments as "
       "untrusted input (INVALID_ARGS for arguments the input schema rejects)",
       ("errors.invalid_args",), normative=False),
@@ -244,15 +246,16 @@ REQUIREMENTS: tuple[Requirement, ...] = (
     # §6 idempotency --------------------------------------------------------------------
     R("P-070", "§6", "MUST", "Every tool with effect != read MUST deduplicate by request_id, "
       "regardless of its idempotent annotation",
-      ("idempotency.replay", "idempotency.concurrent")),
+      ("idempotency.replay", "idempotency.concurrent", "dedup.every_mutating_tool")),
     R("P-071", "§6", "MUST", "The deduplication key includes at least calling UID, provider_id, "
       "and request_id", ("caller.dedup_per_caller",), normative=False),
     R("P-072", "§6", "MUST", "Its record MUST bind tool name and a digest of the original "
       "arguments. Reusing the ID with different content returns INVALID_REQUEST.",
-      ("idempotency.different_args",)),
+      ("idempotency.different_args", "dedup.every_mutating_tool")),
     R("P-073", "§6", "MUST", "The Provider MUST return the same terminal outcome during "
       "idempotency_window_seconds",
-      ("idempotency.replay", "async.window", "idempotency.retry_after_timeout"),
+      ("idempotency.replay", "async.window", "idempotency.retry_after_timeout",
+       "dedup.every_mutating_tool"),
       note="within the run (and across a provider restart), not over 86400 s"),
     R("P-074", "§6", "MUST", "Concurrent arrival of the same request permits only one executor",
       ("idempotency.concurrent",), normative=False),
@@ -304,6 +307,15 @@ REQUIREMENTS: tuple[Requirement, ...] = (
       "tools are the read-only subset of its v2 tools", ("v1.tools_subset",), normative=False),
     R("P-089", "§3.4", "SHOULD", "Annotations state destructive, open_world and execution "
       "explicitly", ("annotations.explicit",), normative=False),
+    R("P-090", "§4.4", "SHOULD", "operation_id is unguessable (not a counter, a clock or the "
+      "request_id): defence in depth behind its binding to the calling UID",
+      ("async.operation_id_unpredictable",), normative=False),
+    R("P-091", "§4.3", "SHOULD", "resume_token is opaque and unguessable (not a counter, a "
+      "clock or the request_id): defence in depth behind its binding to caller and call",
+      ("confirmation.resume_token_unpredictable",), normative=False),
+    R("P-092", "§2.2", "MUST", "Negotiated values express protocol allowances: arguments "
+      "whose UTF-8 encoding is within max_request_bytes are not refused as too large",
+      ("limits.request_size_honoured",), normative=False),
 )
 
 

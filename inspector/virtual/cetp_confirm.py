@@ -45,6 +45,10 @@ class ConfirmationMixin:
             consequences=call.spec.description,
         )
 
+    def new_resume_token(self, call: ToolCall) -> str:
+        """A fresh, unguessable resume_token (a hook: planted faults make it guessable)."""
+        return secrets.token_urlsafe(32)
+
     def require_confirmation(
         self,
         call: ToolCall,
@@ -64,7 +68,7 @@ class ConfirmationMixin:
         )
         if row is None or row["args_sha256"] != call.args_sha256 or row["tool"] != call.spec.name:
             cid = "conf_" + secrets.token_hex(8)
-            token = secrets.token_urlsafe(32)
+            token = self.new_resume_token(call)
             with self.store.tx() as db:
                 db.execute(
                     "INSERT INTO confirmations VALUES (?,?,?,?,?,?,?,?,?,?,?)",

@@ -37,8 +37,12 @@ class OperationsMixin:
     def runs_as_operation(self, spec: ToolSpec) -> bool:
         return hasattr(self, f"op_{spec.name}")
 
+    def new_operation_id(self, call: ToolCall) -> str:
+        """A fresh, unguessable operation_id (a hook: planted faults make it guessable)."""
+        return "op_" + secrets.token_hex(8)
+
     async def start_operation(self, call: ToolCall) -> Bundle:
-        op_id = "op_" + secrets.token_hex(8)
+        op_id = self.new_operation_id(call)
         t = now_ms()
         try:
             with self.store.tx() as db:

@@ -85,6 +85,6 @@ def plugin_source(fault_id: str, *, broken: bool = True,
 
 
 def load_all() -> dict[str, Planted]:
-    from inspector.virtual.faultplugins import effects, protocol  # noqa: F401
+    from inspector.virtual.faultplugins import breadth, effects, ids, protocol  # noqa: F401
 
     return PLANTED

@@ -20,7 +20,8 @@ MIB = 1 << 20
 # --- enforcement ------------------------------------------------------------------------
 
 
-@planted("P-046", "deadline.expired_not_executed", select=("enforcement",))
+@planted("P-046", "deadline.expired_not_executed", select=("enforcement",),
+         then=("deadline.every_mutating_tool",))
 class ExpiredDeadlineRuns(FaultyAlerts):
     """Never looks at deadline_at_ms: a call that arrives too late still executes."""
 
