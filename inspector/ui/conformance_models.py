@@ -253,8 +253,8 @@ def _field(ex: Any, name: str) -> Any:
 
 
 def describe_exchange(ex: Any) -> str:
-    """"12:03:04.512  execute_tool create_alert → provider_error INVALID_ARGS": when (local
-    time), method, tool and outcome, so an evidence row says which call it was."""
+    """"execute_tool create_alert → provider_error INVALID_ARGS · 12:03:04.512": method,
+    tool, outcome and when (local time), so an evidence row says which call it was."""
     tool = f" {_field(ex, 'tool')}" if _field(ex, "tool") else ""
     err = f" {_field(ex, 'error_code')}" if _field(ex, "error_code") else ""
     status = _field(ex, "status")
@@ -263,8 +263,8 @@ def describe_exchange(ex: Any) -> str:
     when = ""
     if isinstance(started, int | float) and started > 0:
         t = time.localtime(started / 1000)
-        when = time.strftime("%H:%M:%S", t) + f".{int(started) % 1000:03d}  "
-    return bound(f"{when}{_field(ex, 'method')}{tool} → {status}{err}", 300)
+        when = " · " + time.strftime("%H:%M:%S", t) + f".{int(started) % 1000:03d}"
+    return bound(f"{_field(ex, 'method')}{tool} → {status}{err}{when}", 300)
 
 
 class EvidenceModel(QStandardItemModel):

@@ -14,8 +14,8 @@ def test_an_evidence_row_names_time_method_tool_and_outcome() -> None:
                                   "tool": "create_alert", "started_ms": started})
     text = describe_exchange(ex)
     clock = time.strftime("%H:%M:%S", time.localtime(started / 1000)) + ".123"
-    assert text.startswith(clock)
-    assert "execute_tool create_alert →" in text
+    assert text.startswith("execute_tool create_alert →")
+    assert text.endswith(" · " + clock)
 
 
 def test_a_record_without_a_time_still_reads() -> None:

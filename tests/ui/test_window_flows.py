@@ -232,6 +232,8 @@ def test_device_drops_and_comes_back(harness: Harness):
     assert "disconnected" in states
     w.reconnect()
     harness.wait(lambda: states[-1] == "connected")
+    # as a person does: send again once the first call has ended and Send is enabled
+    harness.wait(lambda: w.composer.in_flight is None and w.composer.send.isEnabled())
     rid2 = harness.send()
     harness.wait(
         lambda: (ex := harness.execution(rid2)) is not None and ex.state == ExecState.SUCCEEDED
