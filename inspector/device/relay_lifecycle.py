@@ -44,7 +44,15 @@ RELAY_ACTIVITY_CLASS = ".app.RelayActivity"
 RELAY_SERVICE_CLASS = ".app.RelayService"
 EXTRA_SOCKET = "org.cetp.inspector.relay.SOCKET"
 EXTRA_TOKEN = "org.cetp.inspector.relay.TOKEN"
-REMOTE_APK_PATH = "/data/local/tmp/cetp-relay.apk"
+# Each install pushes to its own file: two installs at once (two inspector windows, the CLI
+# beside the GUI) must not overwrite or `rm` each other's copy before `pm install` reads it.
+REMOTE_APK_PREFIX = "/data/local/tmp/cetp-relay-"
+
+
+def remote_apk_path() -> str:
+    """A fresh path for one install's pushed APK (`cetp-relay-<8 hex>.apk`)."""
+    return f"{REMOTE_APK_PREFIX}{secrets.token_hex(4)}.apk"
+
 INSTALL_TIMEOUT_S = 120.0
 # After this long without an answer, `pm install` is most likely held by a vendor's
 # "install via USB?" prompt (MIUI, ColorOS, Vivo): tell the user to look at the phone.
@@ -348,15 +356,16 @@ class RelayLifecycle:
                 before=before,
                 message=self.foreign_message(before),
             )
+        remote = remote_apk_path()
         if before.status is RelayStatus.NEWER:
-            await self._push(serial)
+            await self._push(serial, remote)
             try:
-                return await self._reinstall(serial, before)
+                return await self._reinstall(serial, before, remote)
             finally:
-                await self._cleanup(serial)
-        await self._push(serial)
+                await self._cleanup(serial, remote)
+        await self._push(serial, remote)
         try:
-            out = await self._pm_install(serial)
+            out = await self._pm_install(serial, remote)
             if out == "Success":
                 result = (
                     InstallResult.INSTALLED
@@ -382,11 +391,13 @@ class RelayLifecycle:
                     "relay and its data on the phone. Uninstall and install the shipped "
                     "relay?",
                 )
-            return await self._reinstall(serial, before)
+            return await self._reinstall(serial, before, remote)
         finally:
-            await self._cleanup(serial)
+            await self._cleanup(serial, remote)
 
-    async def _reinstall(self, serial: str, before: InstalledRelay) -> InstallOutcome:
+    async def _reinstall(
+        self, serial: str, before: InstalledRelay, remote: str
+    ) -> InstallOutcome:
         """The user agreed: uninstall the relay on the phone, install the shipped one."""
         shipped = self.shipped
         removed = await self.devices.shell(serial, ["pm", "uninstall", shipped.package])
@@ -396,7 +407,7 @@ class RelayLifecycle:
                 f"Uninstalling the old relay failed: {bounded(removed.output, 200)}",
                 "Uninstall org.cetp.inspector.relay on the phone by hand, then retry.",
             )
-        out = await self._pm_install(serial)
+        out = await self._pm_install(serial, remote)
         if out != "Success":
             code = _failure_code(out)
             raise DeviceError(
@@ -410,7 +421,7 @@ class RelayLifecycle:
             message="The old relay was uninstalled and the shipped relay installed.",
         )
 
-    async def _push(self, serial: str) -> None:
+    async def _push(self, serial: str, remote: str) -> None:
         """Copy the APK to the phone; a refusal carries the phone's own reason."""
         apk = self.shipped.read_apk()
         dev = self.devices.device(serial)
@@ -419,7 +430,7 @@ class RelayLifecycle:
                 push_bytes,
                 dev,
                 apk,
-                REMOTE_APK_PATH,
+                remote,
                 0o644,
                 self.install_timeout_s,
                 timeout=self.install_timeout_s,
@@ -436,20 +447,20 @@ class RelayLifecycle:
             )
             raise DeviceError(
                 INSTALL_FAILED,
-                f"The phone refused the relay APK ({len(apk)} bytes to {REMOTE_APK_PATH}): "
+                f"The phone refused the relay APK ({len(apk)} bytes to {remote}): "
                 f"{bounded(cause.reason, 200)}",
                 hint,
             ) from None
 
-    async def _cleanup(self, serial: str) -> None:
+    async def _cleanup(self, serial: str, remote: str) -> None:
         """Remove the pushed APK. Never masks the install's own outcome or error: when the
         phone went away meanwhile, the real failure is the one the user needs."""
         try:
-            await self.devices.shell(serial, ["rm", "-f", REMOTE_APK_PATH])
+            await self.devices.shell(serial, ["rm", "-f", remote])
         except DeviceError as e:
-            log.info("could not remove %s on %s: %s", REMOTE_APK_PATH, serial, e)
+            log.info("could not remove %s on %s: %s", remote, serial, e)
 
-    async def _pm_install(self, serial: str) -> str:
+    async def _pm_install(self, serial: str, remote: str) -> str:
         """`pm install -r -t -g` (-g grants the runtime permissions, e.g. POST_NOTIFICATIONS,
         at install: PackageManagerShellCommand). Tells the user to look at the phone when
         it takes longer than a prompt-free install would."""
@@ -463,7 +474,7 @@ class RelayLifecycle:
         try:
             ret = await self.devices.shell(
                 serial,
-                ["pm", "install", "-r", "-t", "-g", REMOTE_APK_PATH],
+                ["pm", "install", "-r", "-t", "-g", remote],
                 timeout=self.install_timeout_s,
             )
         except DeviceError as e:

@@ -34,6 +34,14 @@ def android_version(phone: FakePhone, api: int) -> FakePhone:
     return phone
 
 
+def pty_shell(phone: FakePhone) -> FakePhone:
+    """Shell output through a pty, as adbd gives it without shell_v2 on older builds and
+    some vendor adbds: every line ends "\r\n" (system/core adb/daemon/shell_service.cpp
+    uses a pty for `SubprocessType::kPty`; the tty's onlcr adds the "\r")."""
+    phone.state.crlf = True
+    return phone
+
+
 def getprop_hangs(phone: FakePhone) -> FakePhone:
     """`getprop` never answers (a wedged phone, seen on some MediaTek builds)."""
 

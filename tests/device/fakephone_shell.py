@@ -43,6 +43,8 @@ class ShellMixin:
             out, code = e.output, e.code
         if with_exit:
             out += f"X4EXIT:{code}\n"
+        if self.state.crlf:  # a pty's onlcr turns "\n" into "\r\n"
+            out = out.replace("\r\n", "\n").replace("\n", "\r\n")
         return out.encode()
 
     async def _run(self, argv: list[str]) -> tuple[str, int]:

@@ -92,3 +92,5 @@ class PhoneState:
     # The phone's reason when a `sync:` SEND cannot be written (e.g. "write failed: No
     # space left on device", as adbd's handle_send_file answers with FAIL).
     sync_send_failure: str | None = None
+    # Shell output through a pty (old adbd without shell_v2): every "\n" arrives as "\r\n".
+    crlf: bool = False

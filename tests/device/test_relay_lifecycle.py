@@ -8,7 +8,7 @@ from inspector.device.adb_server import AdbEndpoint
 from inspector.device.devices import AdbDevices
 from inspector.device.errors import APP_CONTROL_FAILED, INSTALL_FAILED, DeviceError
 from inspector.device.relay_lifecycle import (
-    REMOTE_APK_PATH,
+    REMOTE_APK_PREFIX,
     InstallResult,
     RelayLifecycle,
     RelayStatus,
@@ -38,8 +38,8 @@ async def test_fresh_install_pushes_exactly_the_shipped_apk(
     assert outcome.result is InstallResult.INSTALLED
     (install,) = phone.state.installs
     assert install.apk == shipped.apk_path.read_bytes()
-    assert install.path == REMOTE_APK_PATH and "-r" in install.flags
-    assert REMOTE_APK_PATH not in phone.state.files  # the pushed copy is cleaned up
+    assert install.path.startswith(REMOTE_APK_PREFIX) and "-r" in install.flags
+    assert install.path not in phone.state.files  # the pushed copy is cleaned up
     after = await lifecycle.check(phone.serial)
     assert after.status is RelayStatus.CURRENT and after.version_code == shipped.version_code
     assert after.apk_sha256 == shipped.sha256  # pulled back from `pm path` and hashed

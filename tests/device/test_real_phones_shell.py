@@ -1,0 +1,67 @@
+"""Shell-level variants of real phones (issue 11, issue 10 part 3) through the real adb
+server: pty line endings, two installs at once on one phone."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from inspector.device.adb_server import AdbEndpoint
+from inspector.device.devices import AdbDevices
+from inspector.device.layer import AdbDeviceLayer
+from inspector.device.relay_lifecycle import (
+    REMOTE_APK_PREFIX,
+    InstallResult,
+    RelayLifecycle,
+    RelayStatus,
+)
+from inspector.device.shipped_relay import ShippedRelay
+from tests.device import fakephone_android as android
+from tests.device.fakephone import FakePhone
+from tests.device.tiny_relay import PhoneRelay, teach_phone
+
+pytestmark = pytest.mark.adb
+
+
+async def test_pty_shell_with_crlf_lines_installs_once_and_connects(
+    adb_endpoint: AdbEndpoint, phone: FakePhone, phone_relay: PhoneRelay, shipped: ShippedRelay
+) -> None:
+    android.pty_shell(phone)
+    teach_phone(phone, shipped)
+    devices = AdbDevices(adb_endpoint)
+    info = (await devices.list_devices())[0]
+    assert info.model == phone.state.props["ro.product.model"] and info.booted is True
+    layer = AdbDeviceLayer(adb_endpoint, shipped=shipped)
+    try:
+        await layer.connect_relay(phone.serial)
+        assert layer.last_install[phone.serial].result is InstallResult.INSTALLED
+        assert len(phone_relay.started) == 1
+        assert layer.diagnostics[phone.serial] == []  # "\r" never reads as a refusal
+        check = await layer.lifecycle.check(phone.serial)
+        assert check.status is RelayStatus.CURRENT  # "package:…\r\n" still parses
+    finally:
+        await layer.stop()
+    assert len(phone.state.installs) == 1
+
+
+async def test_two_installs_at_once_do_not_clobber_each_others_apk(
+    adb_endpoint: AdbEndpoint, phone: FakePhone, shipped: ShippedRelay
+) -> None:
+    """The CLI beside the window (or two windows) install on the same phone at once: each
+    push must survive until its own `pm install` read it."""
+    teach_phone(phone, shipped)
+    android.install_prompt(phone, 0.6)  # `pm install` takes a while, as a real one does
+    first = RelayLifecycle(AdbDevices(adb_endpoint), shipped)
+    second = RelayLifecycle(AdbDevices(adb_endpoint), shipped)
+
+    async def later() -> object:
+        await asyncio.sleep(0.2)
+        return await second.install(phone.serial)
+
+    a, b = await asyncio.gather(first.install(phone.serial), later())
+    assert {a.result, b.result} <= {InstallResult.INSTALLED, InstallResult.UPGRADED}
+    assert [i.result for i in phone.state.installs] == ["Success", "Success"]
+    paths = {i.path for i in phone.state.installs}
+    assert len(paths) == 2 and all(p.startswith(REMOTE_APK_PREFIX) for p in paths)
+    assert not any(f.startswith(REMOTE_APK_PREFIX) for f in phone.state.files)
