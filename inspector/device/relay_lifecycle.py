@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from inspector.device.apk_signers import fingerprint, signer_digests
 from inspector.device.blocking import run_blocking
-from inspector.device.devices import AdbDevices
+from inspector.device.devices import AdbDevices, ShellResult
 from inspector.device.diagnostics import Diagnostic, grant_refusals
 from inspector.device.errors import (
     APP_CONTROL_FAILED,
@@ -57,6 +57,10 @@ INSTALL_TIMEOUT_S = 120.0
 # After this long without an answer, `pm install` is most likely held by a vendor's
 # "install via USB?" prompt (MIUI, ColorOS, Vivo): tell the user to look at the phone.
 INSTALL_PROMPT_NOTICE_S = 5.0
+# `am start -W` waits for the launch to complete (ActivityManagerShellCommand
+# `runStartActivity` → `startActivityAndWait`); with the screen off or a vendor launch
+# animation held back it may never answer, though the activity (and our intent) is on its way.
+AM_START_WAIT_S = 10.0
 # `cmd` (behind `pm` since Android 7) while the package service is not up yet, i.e. the
 # phone is still booting (frameworks/native/cmds/cmd/cmd.cpp).
 BOOTING_MARK = "Can't find service: package"
@@ -204,6 +208,7 @@ class RelayLifecycle:
         self.notify = notify
         self.install_timeout_s = INSTALL_TIMEOUT_S
         self.prompt_notice_s = INSTALL_PROMPT_NOTICE_S
+        self.am_start_wait_s = AM_START_WAIT_S
 
     @property
     def shipped(self) -> ShippedRelay:
@@ -535,19 +540,33 @@ class RelayLifecycle:
             socket_name=f"cetp-relay-{secrets.token_hex(8)}",
             token=new_session_token(),
         )
-        ret = await self.devices.shell(
-            serial,
-            relay_start_command(pkg, launch.socket_name, launch.token, headless=headless),
-            secrets=[launch.token],
-        )
-        if not headless and TASK_TO_FRONT_MARK in ret.output:
-            log.info("relay task was already open on %s; delivering the session to its service",
-                     serial)
+        try:
+            ret: ShellResult | None = await self.devices.shell(
+                serial,
+                relay_start_command(pkg, launch.socket_name, launch.token, headless=headless),
+                timeout=self.am_start_wait_s,
+                secrets=[launch.token],
+            )
+        except DeviceError as e:
+            if e.code != TIMEOUT or headless:
+                raise
+            # The same socket name and token go to the service: whichever arrives first
+            # opens the session, the other finds the same one.
+            self._tell(
+                f"`am start` on {serial} did not answer within {self.am_start_wait_s:g} s "
+                "(the screen may be off or the launch held back); handing the session to "
+                "the relay's service instead. Unlock the phone to see the relay's screen."
+            )
+            ret = None
+        if not headless and (ret is None or TASK_TO_FRONT_MARK in ret.output):
+            log.info("relay activity did not take the session on %s; delivering it to the "
+                     "relay's service", serial)
             ret = await self.devices.shell(
                 serial,
                 relay_start_command(pkg, launch.socket_name, launch.token, headless=True),
                 secrets=[launch.token],
             )
+        assert ret is not None  # a headless start that failed has raised above
         # shell() has blanked the token out of the output and any error text.
         text = ret.output
         if ret.exit_code != 0 or "Error" in text or "Exception" in text:

@@ -42,6 +42,20 @@ def pty_shell(phone: FakePhone) -> FakePhone:
     return phone
 
 
+def am_start_wait_hangs(phone: FakePhone) -> FakePhone:
+    """`am start -W` starts the activity but never answers (screen off, launch held back:
+    ActivityManagerShellCommand waits in `startActivityAndWait` for a launch result)."""
+
+    async def am(p: FakePhone, args: list[str]) -> tuple[str, int] | None:
+        if args[:1] == ["start"] and "-W" in args:
+            await p._am(args)  # the activity is on its way …
+            await asyncio.Event().wait()  # … but -W never reports it
+        return None
+
+    phone.on_shell("am", am)
+    return phone
+
+
 def getprop_hangs(phone: FakePhone) -> FakePhone:
     """`getprop` never answers (a wedged phone, seen on some MediaTek builds)."""
 

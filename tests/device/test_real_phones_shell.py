@@ -65,3 +65,23 @@ async def test_two_installs_at_once_do_not_clobber_each_others_apk(
     paths = {i.path for i in phone.state.installs}
     assert len(paths) == 2 and all(p.startswith(REMOTE_APK_PREFIX) for p in paths)
     assert not any(f.startswith(REMOTE_APK_PREFIX) for f in phone.state.files)
+
+
+async def test_am_start_w_that_never_answers_hands_the_session_to_the_service(
+    adb_endpoint: AdbEndpoint, phone: FakePhone, phone_relay: PhoneRelay, shipped: ShippedRelay
+) -> None:
+    """Before: the user waited 15 s and got "`am` … did not answer"; the relay was running."""
+    teach_phone(phone, shipped)
+    android.am_start_wait_hangs(phone)
+    notes: list[str] = []
+    layer = AdbDeviceLayer(adb_endpoint, shipped=shipped, notify=notes.append)
+    layer.lifecycle.am_start_wait_s = 1.0
+    try:
+        client = await layer.connect_relay(phone.serial)
+        assert client.hello_info is not None
+        link = layer.links[phone.serial]
+        assert all(s == (link.launch.socket_name, link.launch.token) for s in phone_relay.started)
+        assert any(c.startswith("am start-foreground-service") for c in phone.state.commands)
+        assert any("did not answer within 1 s" in n and "screen may be off" in n for n in notes)
+    finally:
+        await layer.stop()
