@@ -73,6 +73,9 @@ class AdbDeviceLayer:
         self.pins: dict[str, SessionPin] = {}
         self.boot_wait_s = BOOT_WAIT_S
         self.open_timeout_s = 15.0  # how long a started relay gets to accept the connection
+        # One connect per phone at a time: two at once (a double click, a reconnect racing a
+        # connect) would install twice and start the relay twice with different tokens.
+        self._connecting: dict[str, asyncio.Lock] = {}
 
     @property
     def grant_warnings(self) -> dict[str, list[str]]:
@@ -158,7 +161,14 @@ class AdbDeviceLayer:
 
         The session token goes only to a relay signed with the shipped relay's certificate:
         `install` never keeps another signer's relay (it asks for the uninstall instead).
+        A second connect to the same phone waits for the first, then replaces its session.
         """
+        async with self._connecting.setdefault(serial, asyncio.Lock()):
+            return await self._connect_relay(serial, confirm_uninstall)
+
+    async def _connect_relay(
+        self, serial: str, confirm_uninstall: ConfirmUninstall | None
+    ) -> RelayApi:
         await self.disconnect_relay(serial)
         info = await self._require_online(serial)
         outcome = await self.lifecycle.install(serial)

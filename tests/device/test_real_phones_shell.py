@@ -85,3 +85,24 @@ async def test_am_start_w_that_never_answers_hands_the_session_to_the_service(
         assert any("did not answer within 1 s" in n and "screen may be off" in n for n in notes)
     finally:
         await layer.stop()
+
+
+async def test_two_connects_at_once_leave_one_working_session(
+    adb_endpoint: AdbEndpoint, phone: FakePhone, phone_relay: PhoneRelay, shipped: ShippedRelay
+) -> None:
+    """A double click (or a reconnect racing a connect) on one phone: the connects run one
+    after the other, so the relay installs once and the kept link is the relay's session."""
+    teach_phone(phone, shipped)
+    android.install_prompt(phone, 0.4)
+    layer = AdbDeviceLayer(adb_endpoint, shipped=shipped)
+    try:
+        _first, second = await asyncio.gather(
+            layer.connect_relay(phone.serial), layer.connect_relay(phone.serial)
+        )
+        assert second.hello_info is not None
+        assert len(phone.state.installs) == 1
+        link = layer.links[phone.serial]
+        assert phone_relay.started[-1] == (link.launch.socket_name, link.launch.token)
+        assert list(layer.pins) == [phone.serial]
+    finally:
+        await layer.stop()
