@@ -195,6 +195,22 @@ def test_install_prompt_note_reaches_the_user_while_waiting(
     assert r.code == 0 and any("look at the phone" in n for n in r.doc["notes"])
 
 
+def test_am_start_that_never_answers_still_connects_and_says_why(
+    adb_endpoint: AdbEndpoint, apps: FakePhone, shipped: ShippedRelay,  # noqa: F811
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import inspector.device.relay_lifecycle as lc
+
+    monkeypatch.setattr(lc, "AM_START_WAIT_S", 0.5)
+    android.am_start_wait_hangs(apps)
+    r = cli(["providers"], adb_endpoint, shipped, capsys)
+    assert r.code == 0 and "com.example.finance" in {p["package"] for p in r.doc["providers"]}
+    assert any("did not answer" in n and "screen may be off" in n for n in r.doc["notes"])
+    human = cli(["providers"], adb_endpoint, shipped, capsys, as_json=False)
+    assert human.code == 0 and "com.example.finance" in human.out
+    assert "note:" in human.err and "Unlock the phone" in human.err
+
+
 # -- terminals and the adb server ----------------------------------------------------
 def test_ascii_terminal_degrades_instead_of_crashing(
     adb_endpoint: AdbEndpoint, phone: FakePhone,  # noqa: F811
