@@ -254,6 +254,15 @@ class RelayLifecycle:
                     return int(m.group(2))
             if not any(ln.strip() == f"package:{pkg}" for ln in ret.output.splitlines()):
                 return None  # listed fine, and the relay is not among the packages
+        else:
+            # Android 8.x: no --show-versioncode. Plain `pm list packages PKG` (every API
+            # level) tells whether it is installed; `dumpsys package` of a missing package
+            # does not say so in a fixed way on every release and vendor.
+            plain = await self.devices.shell(serial, ["pm", "list", "packages", pkg])
+            listed = [ln.strip() for ln in plain.output.splitlines()]
+            failed = "Error" in plain.output or "Exception" in plain.output
+            if plain.exit_code == 0 and not failed and f"package:{pkg}" not in listed:
+                return None
         dump = await self.devices.shell(serial, ["dumpsys", "package", pkg])
         if BOOTING_MARK in dump.output:
             raise booting_error(serial)

@@ -34,6 +34,20 @@ def android_version(phone: FakePhone, api: int) -> FakePhone:
     return phone
 
 
+def dumpsys_silent_on_missing(phone: FakePhone) -> FakePhone:
+    """`dumpsys package PKG` of a package that is not installed prints the service's other
+    sections and no "Unable to find package" line (seen on 8.x builds and vendor dumps)."""
+
+    async def dumpsys(p: FakePhone, args: list[str]) -> tuple[str, int] | None:
+        if args[:1] == ["package"] and len(args) > 1 and args[1] not in p.state.packages:
+            return ("Database versions:\n  Internal:\n    sdkVersion=27 databaseVersion=3\n"
+                    "\nKey Set Manager:\n\nPackage Changes:\n  Sequence number=12\n"), 0
+        return None
+
+    phone.on_shell("dumpsys", dumpsys)
+    return phone
+
+
 def pty_shell(phone: FakePhone) -> FakePhone:
     """Shell output through a pty, as adbd gives it without shell_v2 on older builds and
     some vendor adbds: every line ends "\r\n" (system/core adb/daemon/shell_service.cpp

@@ -106,3 +106,17 @@ async def test_two_connects_at_once_leave_one_working_session(
         assert list(layer.pins) == [phone.serial]
     finally:
         await layer.stop()
+
+
+async def test_android_8_without_the_relay_installs_though_dumpsys_stays_silent(
+    phone: FakePhone, adb_endpoint: AdbEndpoint, shipped: ShippedRelay
+) -> None:
+    """Before: "Cannot tell whether the relay is installed" on a fresh Android 8.1 phone."""
+    teach_phone(phone, shipped)
+    android.android_version(phone, 27)
+    android.dumpsys_silent_on_missing(phone)
+    lifecycle = RelayLifecycle(AdbDevices(adb_endpoint), shipped)
+    assert (await lifecycle.check(phone.serial)).status is RelayStatus.MISSING
+    assert (await lifecycle.install(phone.serial)).result is InstallResult.INSTALLED
+    after = await lifecycle.check(phone.serial)  # versionCode read through dumpsys
+    assert after.status is RelayStatus.CURRENT and after.version_code == shipped.version_code
