@@ -160,7 +160,8 @@ class AdbDevices:
                 raw_state,
                 {},
                 error=f"Its properties could not be read: {why.rstrip('.')}. The phone may be "
-                "busy or wedged, or was just unplugged: replug it, or reboot it.",
+                "asleep, busy or wedged, or was just unplugged: wake it, replug it, or reboot "
+                "it.",
             )
 
     async def list_devices(self) -> list[DeviceInfo]:
@@ -426,6 +427,12 @@ class DeviceTracker:
         for serial, raw in current.items():
             old = self._snapshot.get(serial)
             if old is not None and old.raw_state == raw:
+                if old.error and old.state is DeviceState.DEVICE and serial not in self._describing:
+                    # Its properties could not be read (a sleepy or busy phone): try again on
+                    # each poll, so it does not stay nameless until it is replugged.
+                    self._describing[serial] = self._spawner.spawn(
+                        self._describe(serial, raw), f"adb-describe {serial}"
+                    )
                 continue
             self._cancel_describe(serial)
             info = info_from_props(serial, raw, {})

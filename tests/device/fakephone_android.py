@@ -70,6 +70,21 @@ def am_start_wait_hangs(phone: FakePhone) -> FakePhone:
     return phone
 
 
+def getprop_slow_first(phone: FakePhone, seconds: float) -> FakePhone:
+    """A sleepy phone: the first `getprop` takes `seconds` (the CPU wakes from deep sleep,
+    vendor power savers hold the shell), later ones answer at once."""
+    calls: list[int] = []
+
+    async def slow(p: FakePhone, args: list[str]) -> tuple[str, int] | None:
+        calls.append(1)
+        if len(calls) == 1:
+            await asyncio.sleep(seconds)
+        return None
+
+    phone.on_shell("getprop", slow)
+    return phone
+
+
 def getprop_hangs(phone: FakePhone) -> FakePhone:
     """`getprop` never answers (a wedged phone, seen on some MediaTek builds)."""
 

@@ -156,3 +156,25 @@ async def test_the_adbutils_wheel_adb_reports_unauthorized_on_track_devices() ->
         await tracker.stop()
         await kill_server(endpoint, wheel)
         p.stop()
+
+
+async def test_a_sleepy_phone_gets_its_name_once_it_answers(adb_endpoint: AdbEndpoint) -> None:
+    """Its first `getprop` outlasts the deadline: listed with an error, then (on a later
+    poll) with its model; before, it stayed nameless until replugged."""
+    tracker = DeviceTracker(AdbDevices(adb_endpoint), poll_interval=0.3)
+    tracker.start()
+    sleepy = android.getprop_slow_first(FakePhone(), 6.0).start()
+    try:
+        await asyncio.to_thread(connect_phone, adb_endpoint, sleepy)
+        await tracker.wait_for(
+            lambda ds: any(d.serial == sleepy.serial and d.error for d in ds), 10
+        )
+        assert "wake it" in (tracker.get(sleepy.serial).error or "")
+        await tracker.wait_for(
+            lambda ds: any(d.serial == sleepy.serial and d.model and not d.error for d in ds), 5
+        )
+    finally:
+        await tracker.stop()
+        with contextlib.suppress(Exception):
+            await AdbDevices(adb_endpoint).disconnect_network(sleepy.serial)
+        sleepy.stop()
