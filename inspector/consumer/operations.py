@@ -129,8 +129,13 @@ async def wait(s: ProviderSession, ex: Execution,
     for _ in range(s.options.max_polls):
         if ex.state != ExecState.ACCEPTED:
             return ex
-        await s.clock.sleep_ms(ex.poll_after_ms if ex.poll_after_ms is not None
-                               else s.options.default_poll_ms)
+        delay = ex.poll_after_ms if ex.poll_after_ms is not None else s.options.default_poll_ms
+        if delay > s.options.max_auto_wait_ms:  # a hostile 2^63 must not hang the caller
+            ex.message = (f"the provider asks to poll again after {delay} ms, longer than the "
+                          f"{s.options.max_auto_wait_ms} ms the inspector waits on its own; "
+                          "poll again later (same request id)")
+            return ex
+        await s.clock.sleep_ms(delay)
         r = await _op_call(s, ex, GET_OPERATION)
         done = _apply_state(s, ex, r)
         await s.check_output(ex, r.exchange)
