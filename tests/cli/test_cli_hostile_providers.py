@@ -25,7 +25,8 @@ EXPECTED: dict[str, str | None] = {
     "tools_10000": "TOO_LARGE", "tool_name_1mb": "TOO_LARGE", "tool_desc_1mb_evil": "TOO_LARGE",
     "tool_name_int": None, "schema_not_object": None, "schema_string": None,
     "schema_remote_ref": None, "schema_recursive_ref": None, "schema_bad_type": None,
-    "revision_int": M, "revision_nested": M, "data_array": M, "data_null": M,
+    "revision_int": M, "revision_every_call": None, "revision_nested": M, "data_array": M,
+    "data_null": M,
     "neg_limits_negative": None, "neg_limits_strings": M, "neg_caps_nested": M,
     "neg_token_int": M, "neg_token_huge": None, "neg_version_string": M,
     "neg_expires_odd": M, "neg_pv_array": M, "neg_data_deep": M,
@@ -67,7 +68,7 @@ def test_hostile_reply_json(case: str, capsys: pytest.CaptureFixture[str]) -> No
 
 HUMAN = ["data_not_json", "tool_desc_1mb_evil", "error_details_deep", "error_code_unknown",
          "result_evil_text", "neg_limits_negative", "op_poll_huge", "error_retry_huge",
-         "tools_of_ints"]
+         "tools_of_ints", "revision_every_call"]
 
 
 @pytest.mark.parametrize("case", HUMAN)

@@ -4,6 +4,7 @@ fields, nested junk, absurd numbers. Package `com.example.he.<case>`; `CASES` li
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable
 from typing import Any
@@ -13,6 +14,7 @@ from inspector.virtual.apps.pricealerts import PriceAlertsProvider
 
 EVIL = "<b>x</b>\u202e\x1b[2J\x00"
 DEEP = "[" * 100_000 + "]" * 100_000
+_COUNTER = itertools.count()
 
 
 def _data(b: Bundle) -> dict[str, Any]:
@@ -65,7 +67,7 @@ CASES: dict[str, tuple[str, Callable[[Bundle], Bundle]]] = {
     "empty_bundle": ("list_tools", lambda b: Bundle()),
     "error_fields_odd": ("list_tools", lambda b: Bundle(
         status="error", request_id=b.get("request_id"), error_code=IntArray([1]),
-        error_message=Bundle(a="b"), retry_after_ms="soon", details=DEEP)),
+        error_message=Bundle(a="b"), retry_after_ms="soon", error_details=DEEP)),
     "error_retry_negative": ("list_tools", lambda b: Bundle(
         status="error", request_id=b.get("request_id"), error_code="RATE_LIMITED",
         error_message=EVIL, retryable=True, retry_after_ms=Long(-5))),
@@ -90,6 +92,8 @@ CASES: dict[str, tuple[str, Callable[[Bundle], Bundle]]] = {
         input_schema={"type": 12, "properties": []}))),
     "revision_int": ("list_tools", lambda b: _with_data(b, _set(revision=12345))),
     "revision_nested": ("list_tools", lambda b: _with_data(b, _set(revision={"a": [1]}))),
+    "revision_every_call": ("list_tools", lambda b: _with_data(
+        b, _set(revision=f"r{next(_COUNTER)}" + "\u202e" * 3))),
     "data_array": ("list_tools", lambda b: _with_data(b, lambda d: [1, 2])),
     "data_null": ("list_tools", lambda b: _with_data(b, lambda d: "null")),
     # negotiate data
@@ -120,7 +124,7 @@ CASES: dict[str, tuple[str, Callable[[Bundle], Bundle]]] = {
         "sha256": "0" * 64})),
     "error_details_deep": ("execute_tool", lambda b: Bundle(
         status="error", request_id=b.get("request_id"), error_code="INTERNAL",
-        error_message=EVIL, retryable=False, details=DEEP)),
+        error_message=EVIL, retryable=False, error_details=DEEP)),
     "error_code_unknown": ("execute_tool", lambda b: Bundle(
         status="error", request_id=b.get("request_id"), error_code=EVIL * 1000,
         error_message=EVIL, retryable=Int(1))),
