@@ -126,6 +126,7 @@ async def wait(s: ProviderSession, ex: Execution,
                on_progress: ProgressListener | None = None) -> Execution:
     """Poll until terminal, sleeping poll_after_ms (or the default) before each query."""
     transport_failures = 0
+    waited = 0
     for _ in range(s.options.max_polls):
         if ex.state != ExecState.ACCEPTED:
             return ex
@@ -135,6 +136,13 @@ async def wait(s: ProviderSession, ex: Execution,
                           f"{s.options.max_auto_wait_ms} ms the inspector waits on its own; "
                           "poll again later (same request id)")
             return ex
+        if waited + delay > s.options.max_wait_total_ms:
+            ex.message = (f"still {ex.operation.state.value if ex.operation else 'pending'} "
+                          f"after waiting {waited} ms (the inspector waits at most "
+                          f"{s.options.max_wait_total_ms} ms on its own); poll again later "
+                          "(same request id)")
+            return ex
+        waited += delay
         await s.clock.sleep_ms(delay)
         r = await _op_call(s, ex, GET_OPERATION)
         done = _apply_state(s, ex, r)
