@@ -39,6 +39,7 @@ from inspector.protocol import rules
 from inspector.protocol.cetp import (
     EXECUTE_TOOL,
     GET_PROVIDER_INFO,
+    LIMIT_MINIMUMS,
     LIST_TOOLS,
     META_AUTHORITY,
     NEGOTIATE,
@@ -375,9 +376,12 @@ class ProviderSession:
                                     "args is not valid JSON; fix the arguments")
             limit = session.max_request_bytes
             if ex.args_bytes > limit:
+                floor = LIMIT_MINIMUMS["max_request_bytes"]
+                why = (f" (below the §2.2 minimum {floor}: the provider's negotiation is "
+                       "broken, see its findings)" if limit < floor else "")
                 return self._refuse(ex, cerr.REQUEST_TOO_LARGE,
                                     f"args are {ex.args_bytes} bytes (UTF-8), above the "
-                                    f"negotiated max_request_bytes {limit}; not sent — "
+                                    f"negotiated max_request_bytes {limit}{why}; not sent — "
                                     "shorten the arguments")
             extras = execute_extras(session.token, ex.request_id, self._deadline(),
                                     ex.tool_name, ex.args_json, resume_token)

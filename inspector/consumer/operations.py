@@ -126,11 +126,24 @@ async def wait(s: ProviderSession, ex: Execution,
                on_progress: ProgressListener | None = None) -> Execution:
     """Poll until terminal, sleeping poll_after_ms (or the default) before each query."""
     transport_failures = 0
+    waited = 0
     for _ in range(s.options.max_polls):
         if ex.state != ExecState.ACCEPTED:
             return ex
-        await s.clock.sleep_ms(ex.poll_after_ms if ex.poll_after_ms is not None
-                               else s.options.default_poll_ms)
+        delay = ex.poll_after_ms if ex.poll_after_ms is not None else s.options.default_poll_ms
+        if delay > s.options.max_auto_wait_ms:  # a hostile 2^63 must not hang the caller
+            ex.message = (f"the provider asks to poll again after {delay} ms, longer than the "
+                          f"{s.options.max_auto_wait_ms} ms the inspector waits on its own; "
+                          "poll again later (same request id)")
+            return ex
+        if waited + delay > s.options.max_wait_total_ms:
+            ex.message = (f"still {ex.operation.state.value if ex.operation else 'pending'} "
+                          f"after waiting {waited} ms (the inspector waits at most "
+                          f"{s.options.max_wait_total_ms} ms on its own); poll again later "
+                          "(same request id)")
+            return ex
+        waited += delay
+        await s.clock.sleep_ms(delay)
         r = await _op_call(s, ex, GET_OPERATION)
         done = _apply_state(s, ex, r)
         await s.check_output(ex, r.exchange)

@@ -27,6 +27,9 @@ class EngineOptions(BaseModel):
     default_poll_ms: int = 1_000
     #: safety bound on get_operation calls of one wait
     max_polls: int = 500
+    #: safety bound on the total time one wait sleeps (a provider answering "running" with a
+    #: 59 s poll_after_ms forever would otherwise hold a call for 500 × 59 s)
+    max_wait_total_ms: int = 600_000
     #: local cap on a streamed file result (the effective limit is the min with any
     #: negotiated allowance)
     read_cap_bytes: int = 64 * 1024 * 1024

@@ -68,7 +68,9 @@ class NotFoundError(InspectorError):
     """A provider, extension, tool, operation or device name matched nothing."""
 
     def __init__(self, what: str, name: str, candidates: list[str]) -> None:
-        shown = ", ".join(candidates[:20]) + (" …" if len(candidates) > 20 else "")
+        # provider-chosen names: a hostile 1 MB id must not become a 1 MB hint (issue 12)
+        shown = ", ".join(c if len(c) <= 64 else c[:63] + "…" for c in candidates[:20]) + (
+            " …" if len(candidates) > 20 else "")
         super().__init__(
             "NOT_FOUND",
             f"no {what} matches {name!r}",

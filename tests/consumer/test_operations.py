@@ -44,6 +44,25 @@ async def test_default_poll_interval_when_provider_gives_none() -> None:
     assert rig.clock.sleeps == [1234]
 
 
+async def test_a_poll_after_beyond_the_auto_wait_stops_the_wait() -> None:
+    """A hostile poll_after_ms of 2^63 used to sleep forever (issue 12)."""
+    rig = v2_rig(EngineOptions(max_auto_wait_ms=5_000), op_polls=3)
+    ex = await accepted(rig)
+    ex.poll_after_ms = 2**63
+    ex = await rig.session.wait_operation(ex)
+    assert ex.state == ExecState.ACCEPTED and rig.clock.sleeps == []
+    assert "poll again after 9223372036854775808 ms" in (ex.message or "")
+
+
+async def test_an_operation_that_never_ends_is_waited_for_a_bounded_total() -> None:
+    rig = v2_rig(EngineOptions(max_wait_total_ms=2_000), op_polls=10, op_poll_after_ms=750)
+    ex = await rig.session.wait_operation(await accepted(rig))
+    assert ex.state == ExecState.ACCEPTED
+    assert rig.clock.sleeps == [750, 750]  # a third would pass 2 000 ms in all
+    assert "after waiting 1500 ms" in (ex.message or "")
+    assert "same request id" in (ex.message or "")
+
+
 async def test_failed_operation_carries_structured_error() -> None:
     rig = v2_rig(op_fail=True, op_polls=1)
     ex = await rig.session.wait_operation(await accepted(rig))
