@@ -38,7 +38,7 @@ from inspector.ui.badges import BadgeRow, annotation_badges, is_dangerous
 from inspector.ui.flow_layout import FlowLayout
 from inspector.ui.json_view import JsonEditor
 from inspector.ui.schema_form import SchemaForm
-from inspector.ui.text import PARAGRAPH_LIMIT, bound, human_bytes
+from inspector.ui.text import PARAGRAPH_LIMIT, bound, human_bytes, shrinkable, tooltip
 from inspector.ui.validation import Issue, Verdict, validate_text
 from inspector.ui.workers import run_in_thread
 
@@ -218,6 +218,7 @@ class CallComposer(QWidget):
         self.in_flight_text = QLabel("")
         self.in_flight_text.setTextFormat(Qt.TextFormat.PlainText)
         self.in_flight_text.setProperty("role", "warn")
+        shrinkable(self.in_flight_text)  # a long tool name must not widen the window
         row.addWidget(self.in_flight_text, 1)
         self.cancel_call = QPushButton(theme.icon("cancel"), "Cancel")
         self.cancel_call.setObjectName("cancelCall")
@@ -246,6 +247,7 @@ class CallComposer(QWidget):
             self.in_flight_text.setText(
                 f"⏳ {bound(req.tool_name, 64)} is running — request_id {req.request_id}"
             )
+            self.in_flight_text.setToolTip(tooltip(self.in_flight_text.text()))
         self.send.setEnabled(self._sendable())
 
     def _sendable(self, *, again: bool = False) -> bool:

@@ -108,3 +108,21 @@ def set_plain(widget: Any, text: object, limit: int = PARAGRAPH_LIMIT, *,
 
     widget.setTextFormat(Qt.TextFormat.PlainText)
     widget.setText(bound(text, limit, single_line=single_line))
+
+
+def shrinkable(widget: Any) -> Any:
+    """Let a label of provider text shrink below its text's width (issue 14).
+
+    A QLabel's minimum width is its longest unbreakable run — word wrap cannot break a
+    5,000-character name without spaces — and a layout grows the whole window to honour
+    it. An Ignored horizontal policy makes the layout give the label whatever width is
+    free; the text is clipped there (the full text belongs in the tooltip or a view that
+    scrolls). Returns the widget for chaining.
+    """
+    from PySide6.QtWidgets import QSizePolicy
+
+    policy = widget.sizePolicy()
+    policy.setHorizontalPolicy(QSizePolicy.Policy.Ignored)
+    widget.setSizePolicy(policy)
+    widget.setMinimumWidth(0)
+    return widget

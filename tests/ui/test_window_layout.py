@@ -140,3 +140,78 @@ def test_at_200_percent_the_window_still_fits_1024_by_700(tmp_path):
     assert probe["dpr"] == 2
     assert probe["min"][0] <= 1024 and probe["min"][1] <= 700
     assert probe["size"] == [1024, 700]
+
+
+LONG = "W" * 5000  # a provider's name, error or result without a single space
+
+
+def fits(w) -> bool:
+    """The window neither grew past a 1024-px screen nor asks to."""
+    return w.width() <= 1024 and w.minimumSizeHint().width() <= 1024
+
+
+BRIDGE_CALLS = {  # one extension of the virtual device per bridge
+    "service": ("hello_world", "greet", {"name": "Ada"}),
+    "provider": ("unit_converter", "convert_length", {"value": 1, "from": "km", "to": "m"}),
+    "broadcast": ("dice", "roll_dice", {"sides": 6, "count": 1, "seed": 3}),
+    "activity": ("flashlight", "toggle_flashlight", {"on": True}),
+}
+
+
+def open_function(h: Harness, ext_id: str, function: str, args: dict) -> None:
+    view = h.window.extension_view
+    assert h.window.navigator.select("virtual", ext_id)
+    h.wait(lambda: view.host is not None and view.host.decl.id == ext_id
+           and view.functions.count() == len(view.host.functions) > 0
+           and view.functions.item(0).data(Qt.ItemDataRole.UserRole) is not None)
+    assert view.select_function(function)
+    view.composer.set_args(args)
+    h.wait(lambda: view.composer.send.isEnabled())
+
+
+@pytest.mark.parametrize("bridge", list(BRIDGE_CALLS))
+def test_an_extension_call_on_every_bridge_keeps_the_window_at_1024(harness: Harness, bridge):
+    """The defect: the in-flight bar's label ("⏳ roll_dice is running — request_id …") had
+    no way to shrink, so each call widened the window to ~1130 px and it stayed there."""
+    w = harness.window
+    w.resize(1024, 700)
+    harness.wait(lambda: w.width() == 1024)
+    view = w.extension_view
+    open_function(harness, *BRIDGE_CALLS[bridge])
+    view.set_bridge(bridge)
+    view.composer.confirm = lambda _t, _x: True
+    view.composer.send.click()
+    assert view.composer.in_flight_bar.isVisible()
+    assert fits(w), (w.width(), w.minimumSizeHint())
+    harness.wait(lambda: view.outcome.text().startswith(("✓", "✗")))
+    assert view.outcome.text().startswith("✓") and f"via {bridge}" in view.outcome.text()
+    assert fits(w), (w.width(), w.minimumSizeHint())
+    harness.wait(lambda: seen(view.composer.send))
+
+
+def test_long_extension_names_errors_and_results_keep_the_window_at_1024(harness: Harness):
+    from inspector.protocol import andyclaw as ac
+    from inspector.ui.controller import ExtensionCall
+
+    w = harness.window
+    w.resize(1024, 700)
+    harness.wait(lambda: w.width() == 1024)
+    view = w.extension_view
+    open_function(harness, *BRIDGE_CALLS["broadcast"])
+    req = view.composer.submit()
+    assert req is not None
+    harness.wait(lambda: view.outcome.text().startswith(("✓", "✗")))
+    view.composer.set_in_flight(req.model_copy(update={"tool_name": LONG}))
+    assert fits(w), w.minimumSizeHint()
+    view.show_call(ExtensionCall(function=LONG, bridge="service", params="{}", error=LONG))
+    assert fits(w), w.minimumSizeHint()
+    reply = ac.ExtensionReply(
+        bridge=ac.Bridge.SERVICE, outcome="exception", result=LONG, error=LONG,
+        exception_class=LONG, exception_message=LONG, in_band_error=LONG,
+        component=LONG, launched=False, problems=[LONG, LONG],
+    )
+    view.show_call(ExtensionCall(function=LONG, bridge="service", params="{}", reply=reply))
+    harness.wait(lambda: w.width() <= 1024)
+    assert fits(w), w.minimumSizeHint()
+    assert view.outcome.text().startswith("✗") and LONG[:64] in view.outcome.text()
+    assert seen(view.composer.send)
