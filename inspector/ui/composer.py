@@ -108,6 +108,7 @@ class CallComposer(QWidget):
         self.title = QLabel(self.EMPTY_TITLE)
         self.title.setProperty("role", "heading")
         self.title.setTextFormat(Qt.TextFormat.PlainText)
+        shrinkable(self.title)  # provider names: clipped, never a wider window (issue 14)
         head.addWidget(self.title)
         head.addStretch(1)
         self.bridge = QComboBox()
@@ -123,6 +124,7 @@ class CallComposer(QWidget):
         self.description.setTextFormat(Qt.TextFormat.PlainText)
         self.description.setWordWrap(True)
         self.description.setProperty("role", "muted")
+        shrinkable(self.description)
         lay.addWidget(self.description)
 
         split = QSplitter(Qt.Orientation.Horizontal)
@@ -183,6 +185,7 @@ class CallComposer(QWidget):
         self.retry_note = QLabel("")
         self.retry_note.setProperty("role", "warn")
         self.retry_note.setWordWrap(True)
+        shrinkable(self.retry_note)
         lay.addWidget(self.retry_note)
         self._build_in_flight(lay)
 

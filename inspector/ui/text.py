@@ -115,14 +115,10 @@ def shrinkable(widget: Any) -> Any:
 
     A QLabel's minimum width is its longest unbreakable run — word wrap cannot break a
     5,000-character name without spaces — and a layout grows the whole window to honour
-    it. An Ignored horizontal policy makes the layout give the label whatever width is
-    free; the text is clipped there (the full text belongs in the tooltip or a view that
-    scrolls). Returns the widget for chaining.
+    it. An explicit minimum width of 1 px replaces that minimum (Qt's layouts prefer an
+    explicit minimum to the hint) while the size hint still asks for the whole text, so
+    the label is as wide as the text when there is room and clipped when there is not (the
+    full text belongs in the tooltip or a view that scrolls). Returns the widget.
     """
-    from PySide6.QtWidgets import QSizePolicy
-
-    policy = widget.sizePolicy()
-    policy.setHorizontalPolicy(QSizePolicy.Policy.Ignored)
-    widget.setSizePolicy(policy)
-    widget.setMinimumWidth(0)
+    widget.setMinimumWidth(1)
     return widget
