@@ -49,8 +49,11 @@ class ExtensionView(QWidget):
         left = QWidget()
         ll = QVBoxLayout(left)
         ll.setContentsMargins(0, 0, 0, 0)
+        left.setMinimumWidth(130)  # the declaration and functions stay readable (issue 14)
         self.info = QGroupBox("Extension")
         f = QFormLayout(self.info)
+        # a narrow pane (1024 px with the Device screen open): values go under their names
+        f.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         self.i_name = _label()
         self.i_name.setObjectName("extensionName")
         self.i_id = _label()

@@ -83,7 +83,7 @@ class ScreenView(QLabel):
         self.setObjectName("deviceScreen")
         self.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.setTextFormat(Qt.TextFormat.PlainText)
-        self.setMinimumSize(240, 420)
+        self.setMinimumSize(200, 300)  # a 700-px-high screen keeps room (issue 14)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.frame_size = QSize(0, 0)  # the device's pixels
