@@ -4,7 +4,7 @@
 Drives the real window against the in-process virtual device (no phone), the same way the
 GUI tests do, and saves `grab()` images:  .venv/bin/python scripts/screenshots.py [OUT_DIR]
 
-Small screens and HiDPI (issue 14): `--size 1024x700 --prefix small- --only 01,02,04,05,12`
+Small screens and HiDPI (issue 14): `--size 1024x700 --prefix small- --only 01,02,04,05,09,12,15`
 renders a subset at that window size; run it with QT_SCALE_FACTOR=2 (and another prefix) for
 200 % scaling — the images then have twice the pixels of the logical size.
 """

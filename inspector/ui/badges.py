@@ -12,6 +12,10 @@ from inspector.ui.text import bound, tooltip
 Badge = tuple[str, str, str]  # text, role (badge / badge-warn / badge-danger / badge-ok), tooltip
 
 
+#: 60 characters without a space are ~500 px: a narrow detail pane would widen the window
+BADGE_MAX_WIDTH = 260
+
+
 def annotation_badges(a: Annotations | None) -> list[Badge]:
     """The §3.4 annotations as badges, risky ones coloured."""
     if a is None:
@@ -93,6 +97,7 @@ class BadgeRow(QWidget):
             lbl.setTextFormat(Qt.TextFormat.PlainText)
             lbl.setProperty("role", role)
             lbl.setToolTip(tooltip(tip, 300))
+            lbl.setMaximumWidth(BADGE_MAX_WIDTH)  # clipped, not a wider window (issue 14)
             self._lay.addWidget(lbl)
         self._lay.invalidate()
 

@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.mcp.feed import BridgeState, JournalTail, latest_bridge_journal, write_answer
-from inspector.ui.text import PARAGRAPH_LIMIT, bound
+from inspector.ui.text import PARAGRAPH_LIMIT, bound, shrinkable
 
 COLUMNS = ("Time", "Client", "Tool", "State", "What came back")
 POLL_MS = 300
@@ -57,6 +57,8 @@ class BridgeView(QWidget):
 
         self.source = QLabel("No bridge attached")
         self.source.setTextFormat(Qt.TextFormat.PlainText)
+        self.source.setWordWrap(True)
+        shrinkable(self.source)  # a long journal path must not widen the window (issue 14)
         self.attach_latest = QPushButton("Attach to latest bridge")
         self.attach_latest.clicked.connect(lambda: self.attach(None))
         self.attach_file = QPushButton("Attach to journal…")
@@ -69,6 +71,7 @@ class BridgeView(QWidget):
         self.summary = QLabel("")
         self.summary.setTextFormat(Qt.TextFormat.PlainText)
         self.summary.setWordWrap(True)
+        shrinkable(self.summary)  # provider names without spaces cannot wrap
 
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)

@@ -42,7 +42,7 @@ from inspector.ui.json_tree import JsonTreeModel
 from inspector.ui.json_view import JsonEditor, mono_font
 from inspector.ui.row_table_model import RowTableModel
 from inspector.ui.sessions_panel import device_text, when
-from inspector.ui.text import PARAGRAPH_LIMIT, bound, pretty_json, set_plain
+from inspector.ui.text import PARAGRAPH_LIMIT, bound, pretty_json, set_plain, shrinkable
 from inspector.ui.traffic_panel import TrafficPanel
 from inspector.ui.workers import run_in_thread
 
@@ -162,13 +162,16 @@ class BundleViewer(QWidget):
         self.title = QLabel("No bundle open")
         self.title.setTextFormat(Qt.TextFormat.PlainText)
         self.title.setProperty("role", "heading")
+        shrinkable(self.title)  # a report's long title must not widen the window (issue 14)
         self.meta = QLabel("")
         self.meta.setTextFormat(Qt.TextFormat.PlainText)
         self.meta.setWordWrap(True)
         self.meta.setProperty("role", "muted")
+        shrinkable(self.meta)
         self.secrets = QLabel("")
         self.secrets.setTextFormat(Qt.TextFormat.PlainText)
         self.secrets.setWordWrap(True)
+        shrinkable(self.secrets)
         self.replay_button = QPushButton(theme.icon("reconnect"), "Replay…")
         self.replay_button.setToolTip("Re-run this session against a device and compare")
         self.replay_button.setEnabled(False)

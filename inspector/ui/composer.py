@@ -38,7 +38,7 @@ from inspector.ui.badges import BadgeRow, annotation_badges, is_dangerous
 from inspector.ui.flow_layout import FlowLayout
 from inspector.ui.json_view import JsonEditor
 from inspector.ui.schema_form import SchemaForm
-from inspector.ui.text import PARAGRAPH_LIMIT, bound, human_bytes
+from inspector.ui.text import PARAGRAPH_LIMIT, bound, human_bytes, shrinkable, tooltip
 from inspector.ui.validation import Issue, Verdict, validate_text
 from inspector.ui.workers import run_in_thread
 
@@ -108,6 +108,7 @@ class CallComposer(QWidget):
         self.title = QLabel(self.EMPTY_TITLE)
         self.title.setProperty("role", "heading")
         self.title.setTextFormat(Qt.TextFormat.PlainText)
+        shrinkable(self.title)  # provider names: clipped, never a wider window (issue 14)
         head.addWidget(self.title)
         head.addStretch(1)
         self.bridge = QComboBox()
@@ -123,6 +124,7 @@ class CallComposer(QWidget):
         self.description.setTextFormat(Qt.TextFormat.PlainText)
         self.description.setWordWrap(True)
         self.description.setProperty("role", "muted")
+        shrinkable(self.description)
         lay.addWidget(self.description)
 
         split = QSplitter(Qt.Orientation.Horizontal)
@@ -183,6 +185,7 @@ class CallComposer(QWidget):
         self.retry_note = QLabel("")
         self.retry_note.setProperty("role", "warn")
         self.retry_note.setWordWrap(True)
+        shrinkable(self.retry_note)
         lay.addWidget(self.retry_note)
         self._build_in_flight(lay)
 
@@ -218,6 +221,7 @@ class CallComposer(QWidget):
         self.in_flight_text = QLabel("")
         self.in_flight_text.setTextFormat(Qt.TextFormat.PlainText)
         self.in_flight_text.setProperty("role", "warn")
+        shrinkable(self.in_flight_text)  # a long tool name must not widen the window
         row.addWidget(self.in_flight_text, 1)
         self.cancel_call = QPushButton(theme.icon("cancel"), "Cancel")
         self.cancel_call.setObjectName("cancelCall")
@@ -246,6 +250,7 @@ class CallComposer(QWidget):
             self.in_flight_text.setText(
                 f"⏳ {bound(req.tool_name, 64)} is running — request_id {req.request_id}"
             )
+            self.in_flight_text.setToolTip(tooltip(self.in_flight_text.text()))
         self.send.setEnabled(self._sendable())
 
     def _sendable(self, *, again: bool = False) -> bool:

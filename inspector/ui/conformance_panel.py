@@ -84,8 +84,9 @@ from inspector.ui.conformance_parts import (  # noqa: F401 - re-exported
     suggest_setup,
 )
 from inspector.ui.conformance_results import ConformanceResultsView
+from inspector.ui.flow_layout import FlowLayout
 from inspector.ui.json_view import mono_font
-from inspector.ui.text import bound
+from inspector.ui.text import bound, shrinkable, tooltip
 
 
 class ConformancePanel(QWidget):
@@ -145,6 +146,7 @@ class ConformancePanel(QWidget):
         self.status = QLabel("")
         self.status.setTextFormat(Qt.TextFormat.PlainText)
         self.status.setWordWrap(True)
+        shrinkable(self.status)  # provider text may have no spaces (issue 14)
 
         # plan tab: permissions + advanced setup + plan tree
         self.permission_box = QWidget()
@@ -186,6 +188,7 @@ class ConformancePanel(QWidget):
         self.setup_error.setTextFormat(Qt.TextFormat.PlainText)
         self.setup_error.setProperty("role", "error")
         self.setup_error.setWordWrap(True)
+        shrinkable(self.setup_error)  # provider text may have no spaces (issue 14)
         self.setup_error.hide()
         self.plan_model = PlanModel(self)
         self.plan_view = QTreeView()
@@ -195,6 +198,7 @@ class ConformancePanel(QWidget):
         self.plan_summary = QLabel("")
         self.plan_summary.setTextFormat(Qt.TextFormat.PlainText)
         self.plan_summary.setWordWrap(True)
+        shrinkable(self.plan_summary)  # provider text may have no spaces (issue 14)
         plan_page = QWidget()
         pl = QVBoxLayout(plan_page)
         pl.addWidget(perm_head)
@@ -215,6 +219,7 @@ class ConformancePanel(QWidget):
         self.results_summary = QLabel("No run yet.")
         self.results_summary.setTextFormat(Qt.TextFormat.PlainText)
         self.results_summary.setWordWrap(True)
+        shrinkable(self.results_summary)  # provider text may have no spaces (issue 14)
         results_page = QWidget()
         rl = QVBoxLayout(results_page)
         rl.addWidget(self.results_summary)
@@ -224,15 +229,19 @@ class ConformancePanel(QWidget):
         self.tabs.addTab(results_page, "Results")
 
         # the title on its own line: beside six buttons it made the whole window wider
-        bar = QHBoxLayout()
-        for b in (self.run_button, self.cancel_button, self.refresh_button):
+        # the six buttons wrap onto a second line in a narrow window (issue 14: side by side
+        # they needed 730 px, and with the Device screen dock open the window grew to 1214)
+        bar_widget = QWidget()
+        bar_widget.setObjectName("conformanceButtons")
+        bar = FlowLayout(bar_widget, spacing=6)
+        for b in (self.run_button, self.cancel_button, self.refresh_button,
+                  self.load_button, self.export_json_button, self.export_junit_button):
             bar.addWidget(b)
-        bar.addStretch(1)
-        for b in (self.load_button, self.export_json_button, self.export_junit_button):
-            bar.addWidget(b)
+        shrinkable(title)  # a 200-character provider label must not widen the window
+        title.setToolTip(tooltip(provider_label or "Conformance"))
         lay = QVBoxLayout(self)
         lay.addWidget(title)
-        lay.addLayout(bar)
+        lay.addWidget(bar_widget)
         prog = QHBoxLayout()
         prog.addWidget(self.progress, 1)
         prog.addWidget(self.status, 2)

@@ -25,7 +25,7 @@ from inspector.ui import theme
 from inspector.ui.composer import CallComposer, ToolTarget
 from inspector.ui.controller import ExtensionCall
 from inspector.ui.json_view import JsonResultView
-from inspector.ui.text import bound, tooltip
+from inspector.ui.text import bound, shrinkable, tooltip
 
 
 def _label(text: str = "—", role: str = "") -> QLabel:
@@ -35,7 +35,7 @@ def _label(text: str = "—", role: str = "") -> QLabel:
     lbl.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
     if role:
         lbl.setProperty("role", role)
-    return lbl
+    return shrinkable(lbl)  # a provider's 5,000-character word must not widen the window
 
 
 class ExtensionView(QWidget):
@@ -49,8 +49,11 @@ class ExtensionView(QWidget):
         left = QWidget()
         ll = QVBoxLayout(left)
         ll.setContentsMargins(0, 0, 0, 0)
+        left.setMinimumWidth(130)  # the declaration and functions stay readable (issue 14)
         self.info = QGroupBox("Extension")
         f = QFormLayout(self.info)
+        # a narrow pane (1024 px with the Device screen open): values go under their names
+        f.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         self.i_name = _label()
         self.i_name.setObjectName("extensionName")
         self.i_id = _label()

@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 from inspector.consumer.execution import ExecState, Execution
 from inspector.ui import theme
 from inspector.ui.json_view import JsonResultView
-from inspector.ui.text import bound
+from inspector.ui.text import bound, shrinkable
 
 COLUMNS = ("Operation", "Tool", "State", "Progress", "Message", "Next poll", "Elapsed")
 _Index = QModelIndex | QPersistentModelIndex
@@ -209,6 +209,7 @@ class OperationsPanel(QWidget):
         self.status.setObjectName("operationStatus")
         self.status.setTextFormat(Qt.TextFormat.PlainText)
         self.status.setWordWrap(True)
+        shrinkable(self.status)  # a provider's status text may have no spaces (issue 14)
         dl.addWidget(self.status)
         low = QSplitter(Qt.Orientation.Horizontal)
         self.timeline = QListWidget()

@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 
 from inspector.tasks import spawn
 from inspector.ui import workers
+from inspector.ui.text import shrinkable
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +83,7 @@ class ScreenView(QLabel):
         self.setObjectName("deviceScreen")
         self.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.setTextFormat(Qt.TextFormat.PlainText)
-        self.setMinimumSize(240, 420)
+        self.setMinimumSize(200, 300)  # a 700-px-high screen keeps room (issue 14)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.frame_size = QSize(0, 0)  # the device's pixels
@@ -153,6 +154,7 @@ class ScreenPane(QWidget):
         lay.setContentsMargins(4, 4, 4, 4)
         self.title = QLabel("No device")
         self.title.setTextFormat(Qt.TextFormat.PlainText)
+        shrinkable(self.title)  # a device's long name must not widen the window (issue 14)
         lay.addWidget(self.title)
         self.view = ScreenView()
         self.view.setText("The device's screen shows here while this pane is open.")
@@ -168,6 +170,8 @@ class ScreenPane(QWidget):
         self.status = QLabel("")
         self.status.setTextFormat(Qt.TextFormat.PlainText)
         self.status.setProperty("role", "muted")
+        self.status.setWordWrap(True)
+        shrinkable(self.status)  # a device's error text may be long and without spaces
         lay.addWidget(self.status)
 
         self.timer = QTimer(self)

@@ -108,3 +108,17 @@ def set_plain(widget: Any, text: object, limit: int = PARAGRAPH_LIMIT, *,
 
     widget.setTextFormat(Qt.TextFormat.PlainText)
     widget.setText(bound(text, limit, single_line=single_line))
+
+
+def shrinkable(widget: Any) -> Any:
+    """Let a label of provider text shrink below its text's width (issue 14).
+
+    A QLabel's minimum width is its longest unbreakable run — word wrap cannot break a
+    5,000-character name without spaces — and a layout grows the whole window to honour
+    it. An explicit minimum width of 1 px replaces that minimum (Qt's layouts prefer an
+    explicit minimum to the hint) while the size hint still asks for the whole text, so
+    the label is as wide as the text when there is room and clipped when there is not (the
+    full text belongs in the tooltip or a view that scrolls). Returns the widget.
+    """
+    widget.setMinimumWidth(1)
+    return widget

@@ -24,7 +24,7 @@ from inspector.protocol.cetp import ToolDescriptor, ToolList, V1ToolList
 from inspector.ui import theme
 from inspector.ui.badges import BadgeRow, annotation_badges
 from inspector.ui.json_view import JsonEditor
-from inspector.ui.text import PARAGRAPH_LIMIT, bound, set_plain, tooltip
+from inspector.ui.text import PARAGRAPH_LIMIT, bound, set_plain, shrinkable, tooltip
 
 
 def _badge_text(t: ToolDescriptor) -> str:
@@ -68,6 +68,7 @@ class ToolsPanel(QWidget):
         self.revision = QLabel("revision —")
         self.revision.setObjectName("toolsRevision")
         self.revision.setProperty("role", "heading")
+        shrinkable(self.revision)  # a provider's long revision must not widen the window
         head.addWidget(self.revision)
         head.addStretch(1)
         lay.addLayout(head)
@@ -99,6 +100,7 @@ class ToolsPanel(QWidget):
         self.v1_note = QLabel("")
         self.v1_note.setWordWrap(True)
         self.v1_note.setProperty("role", "muted")
+        shrinkable(self.v1_note)  # it names v1 tools, which may have no spaces
         v1l.addWidget(self.v1_note)
         split.addWidget(self.v1box)
         self.v1box.setVisible(False)
@@ -109,12 +111,14 @@ class ToolsPanel(QWidget):
         self.name = QLabel("Select a tool")
         self.name.setProperty("role", "heading")
         self.name.setTextFormat(Qt.TextFormat.PlainText)
+        shrinkable(self.name)  # provider names: clipped here, whole in the schema below
         dl.addWidget(self.name)
         self.badges = BadgeRow()
         dl.addWidget(self.badges)
         self.scopes = QLabel("")
         self.scopes.setTextFormat(Qt.TextFormat.PlainText)
         self.scopes.setProperty("role", "muted")
+        shrinkable(self.scopes)
         dl.addWidget(self.scopes)
         self.schema = JsonEditor(read_only=True)
         self.schema.setObjectName("toolDetail")

@@ -9,6 +9,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QLabel,
     QPushButton,
+    QScrollArea,
     QVBoxLayout,
     QWidget,
 )
@@ -38,9 +39,10 @@ class SideWindows:
             self.report("Conformance unavailable", str(exc))
             return None
         lay = self.conformance_holder.layout()
-        if self.conformance_panel is not None:
-            lay.removeWidget(self.conformance_panel)
-            self.conformance_panel.deleteLater()
+        while lay.count():  # the previous provider's panel (in its scroll area)
+            item = lay.takeAt(0)
+            if item is not None and item.widget() is not None:
+                item.widget().deleteLater()
         backend = SessionConformanceBackend(
             self.controller.session(entry.serial), entry.declaration, entry.engine
         )
@@ -52,7 +54,12 @@ class SideWindows:
             panel.report_ready.connect(
                 lambda r, w=journal: w.record("conformance", r.model_dump(mode="json"))
             )
-        lay.addWidget(panel)
+        # a 700-px-high window scrolls the panel instead of growing taller (issue 14)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setWidget(panel)
+        lay.addWidget(scroll)
         self.conformance_panel = panel
         self._conformance_key = entry.key
         tools = getattr(getattr(entry.engine, "tools", None), "tools", None)

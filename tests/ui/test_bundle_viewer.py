@@ -120,3 +120,16 @@ def test_helpers() -> None:
     assert resolve_pointer(value, "/a/0/b~1c") == 1
     assert resolve_pointer(value, "/d/~0") == 2
     assert resolve_pointer(value, "/a/9") is None and resolve_pointer(value, "") == value
+
+
+def test_bundle_viewer_fits_1024_with_long_report_text(qtbot, vclient, tmp_path) -> None:
+    """Issue 14: a bug report's title, secrets line or device facts of 5,000 characters
+    without a space never make the viewer wider than a 1024-px screen."""
+    from tests.ui.test_window_layout import labels_never_widen
+
+    viewer = _open(qtbot, make_bundle(qtbot, vclient, tmp_path))
+    viewer.resize(1024, 700)
+    viewer.show()
+    qtbot.waitUntil(lambda: viewer.title.isVisible())
+    assert viewer.minimumSizeHint().width() <= 1024
+    labels_never_widen(viewer, "bundle viewer")

@@ -26,7 +26,8 @@ def double_click_tool(h: Harness, name: str) -> None:
         if lst.topLevelItem(i).data(0, Qt.ItemDataRole.UserRole) == name
     )
     lst.scrollToItem(item)
-    pos = lst.visualItemRect(item).center()
+    cell = lst.visualRect(lst.indexFromItem(item, 0))  # the name cell, not the whole row:
+    pos = cell.intersected(lst.viewport().rect()).center()  # a narrow list clips the row
     h.qtbot.mouseClick(lst.viewport(), Qt.MouseButton.LeftButton, pos=pos)
     h.qtbot.mouseDClick(lst.viewport(), Qt.MouseButton.LeftButton, pos=pos)
     h.wait(lambda: w.composer.target is not None and w.composer.target.name == name)

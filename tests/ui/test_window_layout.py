@@ -3,6 +3,8 @@ a scrollbar, and a saved geometry from a bigger monitor is clamped to this scree
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from PySide6.QtCore import QRect, QSettings, Qt
 from PySide6.QtGui import QTextDocumentFragment
@@ -140,3 +142,153 @@ def test_at_200_percent_the_window_still_fits_1024_by_700(tmp_path):
     assert probe["dpr"] == 2
     assert probe["min"][0] <= 1024 and probe["min"][1] <= 700
     assert probe["size"] == [1024, 700]
+
+
+LONG = "W" * 5000  # a provider's name, error or result without a single space
+
+
+def settled_min_width(w) -> int:
+    """The window's minimum width once the layout requests a change posted have climbed
+    up to it (each level posts the next; the window caches its minimum until then)."""
+    from PySide6.QtCore import QEvent
+    from PySide6.QtWidgets import QApplication
+
+    for _ in range(12):
+        QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+    return w.minimumSizeHint().width()
+
+
+def fits(w) -> bool:
+    """The window neither grew past a 1024-px screen nor asks to."""
+    return settled_min_width(w) <= 1024 and w.width() <= 1024
+
+
+BRIDGE_CALLS = {  # one extension of the virtual device per bridge
+    "service": ("hello_world", "greet", {"name": "Ada"}),
+    "provider": ("unit_converter", "convert_length", {"value": 1, "from": "km", "to": "m"}),
+    "broadcast": ("dice", "roll_dice", {"sides": 6, "count": 1, "seed": 3}),
+    "activity": ("flashlight", "toggle_flashlight", {"on": True}),
+}
+
+
+def open_function(h: Harness, ext_id: str, function: str, args: dict) -> None:
+    view = h.window.extension_view
+    assert h.window.navigator.select("virtual", ext_id)
+    h.wait(lambda: view.host is not None and view.host.decl.id == ext_id
+           and view.functions.count() == len(view.host.functions) > 0
+           and view.functions.item(0).data(Qt.ItemDataRole.UserRole) is not None)
+    assert view.select_function(function)
+    view.composer.set_args(args)
+    h.wait(lambda: view.composer.send.isEnabled())
+
+
+@pytest.mark.parametrize("bridge", list(BRIDGE_CALLS))
+def test_an_extension_call_on_every_bridge_keeps_the_window_at_1024(harness: Harness, bridge):
+    """The defect: the in-flight bar's label ("⏳ roll_dice is running — request_id …") had
+    no way to shrink, so each call widened the window to ~1130 px and it stayed there."""
+    w = harness.window
+    w.resize(1024, 700)
+    harness.wait(lambda: w.width() == 1024)
+    view = w.extension_view
+    open_function(harness, *BRIDGE_CALLS[bridge])
+    view.set_bridge(bridge)
+    view.composer.confirm = lambda _t, _x: True
+    view.composer.send.click()
+    assert view.composer.in_flight_bar.isVisible()
+    assert fits(w), (w.width(), w.minimumSizeHint())
+    harness.wait(lambda: view.outcome.text().startswith(("✓", "✗")))
+    assert view.outcome.text().startswith("✓") and f"via {bridge}" in view.outcome.text()
+    assert fits(w), (w.width(), w.minimumSizeHint())
+    harness.wait(lambda: seen(view.composer.send))
+
+
+def test_long_extension_names_errors_and_results_keep_the_window_at_1024(harness: Harness):
+    from inspector.protocol import andyclaw as ac
+    from inspector.ui.controller import ExtensionCall
+
+    w = harness.window
+    w.resize(1024, 700)
+    harness.wait(lambda: w.width() == 1024)
+    view = w.extension_view
+    open_function(harness, *BRIDGE_CALLS["broadcast"])
+    req = view.composer.submit()
+    assert req is not None
+    harness.wait(lambda: view.outcome.text().startswith(("✓", "✗")))
+    view.composer.set_in_flight(req.model_copy(update={"tool_name": LONG}))
+    assert fits(w), w.minimumSizeHint()
+    view.show_call(ExtensionCall(function=LONG, bridge="service", params="{}", error=LONG))
+    assert fits(w), w.minimumSizeHint()
+    reply = ac.ExtensionReply(
+        bridge=ac.Bridge.SERVICE, outcome="exception", result=LONG, error=LONG,
+        exception_class=LONG, exception_message=LONG, in_band_error=LONG,
+        component=LONG, launched=False, problems=[LONG, LONG],
+    )
+    view.show_call(ExtensionCall(function=LONG, bridge="service", params="{}", reply=reply))
+    harness.wait(lambda: w.width() <= 1024)
+    assert fits(w), w.minimumSizeHint()
+    assert view.outcome.text().startswith("✗") and LONG[:64] in view.outcome.text()
+    assert seen(view.composer.send)
+
+
+#: labels that only ever show the inspector's own few words, never provider or device text
+OWN_WORDS = re.compile("|".join((
+    r"\d+ exchanges?", "Pending confirmations", "deadline", "request_id",
+    r"No async operations yet\..*", "Mutating tools — .*",
+)))
+
+
+def labels_never_widen(w, where: str) -> None:
+    """Give every shown label 5,000 characters without a space (what a hostile provider's
+    name, description or error, or a device's error, would put there) and check the
+    window's minimum stays inside 1024 px; the old text is put back at once."""
+    from PySide6.QtWidgets import QLabel
+
+    from inspector.ui.badges import BadgeRow
+
+    for label in w.findChildren(QLabel):
+        if not label.isVisible() or OWN_WORDS.fullmatch(label.text()):
+            continue
+        old = label.text()
+        # a badge row bounds each badge to 60 characters itself
+        label.setText(LONG[:60] if isinstance(label.parent(), BadgeRow) else LONG)
+        grown = settled_min_width(w)
+        label.setText(old)
+        assert grown <= 1024, (where, label.objectName(), type(label.parent()).__name__,
+                               old[:60])
+
+
+def test_no_provider_text_widens_any_screen_past_1024(harness: Harness):
+    """Every provider tab after a call, with the Device screen dock open (the conformance
+    tab's six buttons side by side needed 730 px: with the dock the window grew to 1214)."""
+    w = harness.window
+    w.resize(1024, 700)
+    harness.open_provider()
+    harness.compose("get_quote", {"symbol": "ACME"})
+    harness.send()
+    harness.wait(lambda: w.result.state.text() == "Success")
+    w.screen_dock.show()
+    harness.wait(lambda: w.screen_pane.frames > 0)
+    for i in range(w.tabs.count()):
+        w.tabs.setCurrentIndex(i)
+        harness.wait(lambda: w.tabs.currentWidget().isVisible())
+        if w.tabs.currentWidget() is w.conformance_holder:  # its plan arrives later
+            harness.wait(lambda: w.conformance_panel is not None
+                         and w.conformance_panel.plan_summary.text() != "")
+        assert fits(w), (w.tabs.tabText(i), w.minimumSizeHint())
+        labels_never_widen(w, w.tabs.tabText(i))
+    w.tabs.setCurrentIndex(0)
+    harness.wait(lambda: w.width() <= 1024 and seen(w.overview.negotiate)
+                 and seen(w.overview.reveal))
+
+
+def test_the_bridge_view_fits_1024_with_a_long_journal_path(harness: Harness, tmp_path,
+                                                             monkeypatch):
+    monkeypatch.setenv("CETP_INSPECTOR_HOME", str(tmp_path / "empty-home"))
+    w = harness.window
+    w.act_bridge.trigger()
+    harness.wait(lambda: getattr(w, "bridge_view", None) is not None
+                 and w.bridge_view.isVisible())
+    view = w.bridge_view
+    assert view.minimumSizeHint().width() <= 1024
+    labels_never_widen(view, "bridge")
+    view.close()
