@@ -295,10 +295,14 @@ class ProviderSession:
             if diff.revision_changed or diff.tools_changed:
                 self.diffs.append(diff)
                 r.exchange.notes.append(diff.summary())
-        found += [f for f in rules.check_descriptors(
-            self.info, tools, package=self.package or None,
+        # every string of every tool is checked (lengths, controls, instruction-like text):
+        # on a hostile list that is 100 ms+ of pure Python, so it runs in a worker thread and
+        # the event loop (the window's UI thread) keeps turning
+        checked = await asyncio.to_thread(
+            rules.check_descriptors, self.info, tools, package=self.package or None,
             capabilities=self.session.capabilities if self.session else None)
-            if (f.rule_id, f.path, f.message) not in self._info_findings]  # said on info
+        found += [f for f in checked
+                  if (f.rule_id, f.path, f.message) not in self._info_findings]  # said on info
         self._flag(r.exchange, found)
         self.findings.extend(found)
         self.tools = tools

@@ -66,12 +66,15 @@ def is_suspicious_char(ch: str, allow_newlines: bool = True) -> bool:
 
 
 def control_chars(text: str, allow_newlines: bool = True) -> list[str]:
-    """Distinct suspicious characters in `text`, in order of first appearance."""
-    seen: dict[str, None] = {}
-    for ch in text:
-        if ch not in seen and is_suspicious_char(ch, allow_newlines):
-            seen[ch] = None
-    return list(seen)
+    """Distinct suspicious characters in `text`, in order of first appearance.
+
+    Runs on the event loop for every string of a tool list, so it stays in C for the bulk:
+    every suspicious character is non-printable (str.isprintable), and only the distinct
+    characters of a text that is not all printable are looked at one by one."""
+    if text.isprintable():
+        return []
+    return [ch for ch in dict.fromkeys(text)
+            if not ch.isprintable() and is_suspicious_char(ch, allow_newlines)]
 
 
 def escape_controls(text: str, allow_newlines: bool = False) -> str:

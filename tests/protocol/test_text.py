@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from inspector.protocol import text
 
@@ -24,6 +26,16 @@ def test_control_chars():
     assert text.control_chars("ok\nfine\t") == []
     assert text.control_chars("ok\n", allow_newlines=False) == ["\n"]
     assert text.control_chars("\x1b[31mred\u202e\x1b") == ["\x1b", "\u202e"]
+
+
+@given(st.text(), st.booleans())
+def test_control_chars_is_the_per_character_rule(s: str, allow_newlines: bool):
+    """The fast path (isprintable, distinct characters) finds exactly what the rule says."""
+    want: list[str] = []
+    for ch in s:
+        if ch not in want and text.is_suspicious_char(ch, allow_newlines):
+            want.append(ch)
+    assert text.control_chars(s, allow_newlines) == want
 
 
 @pytest.mark.parametrize("s", [
