@@ -296,6 +296,19 @@ def _small_read(ctx: RunContext) -> tuple[str, Any] | None:
     return calls[0] if calls else None
 
 
+def _size_probe(ctx: RunContext) -> tuple[str, Any, str, int] | Verdict:
+    """A read tool's valid arguments (name, args, their JSON) and the negotiated
+    max_request_bytes for the request-size checks, or why they do not apply."""
+    pick = _small_read(ctx)
+    if pick is None or ctx.limits is None:
+        return not_applicable("no read tool with usable arguments, or no negotiated limits")
+    limit = ctx.limits.max_request_bytes
+    if limit > MAX_PROBE_REQUEST:
+        return not_applicable(f"max_request_bytes {limit} is above what the suite sends")
+    name, args = pick
+    return name, args, cetp.args_json(args), limit
+
+
 @check("limits.request_size_enforced", "arguments above max_request_bytes are refused",
        "§2.2", "SHOULD", F,
        plan=lambda ctx: PlanDecision("run", "", (PlannedCall(
@@ -304,14 +317,10 @@ async def request_size_enforced(ctx: RunContext) -> Verdict:
     """A read tool's valid arguments, padded with JSON whitespace to one byte past the
     negotiated max_request_bytes (same value, bigger request), should be refused: the
     provider keeps the limit it advertised."""
-    pick = _small_read(ctx)
-    if pick is None or ctx.limits is None:
-        return not_applicable("no read tool with usable arguments, or no negotiated limits")
-    limit = ctx.limits.max_request_bytes
-    if limit > MAX_PROBE_REQUEST:
-        return not_applicable(f"max_request_bytes {limit} is above what the suite sends")
-    name, args = pick
-    text = cetp.args_json(args)
+    probe = _size_probe(ctx)
+    if isinstance(probe, Verdict):
+        return probe
+    name, args, text, limit = probe
     padded = text + " " * (limit + 1 - len(text.encode()))
     r = await ctx.v2(cetp.EXECUTE_TOOL, more={"tool_name": name, "args": padded}, tool=name)
     sig = signature(r)
@@ -336,14 +345,10 @@ async def request_size_honoured(ctx: RunContext) -> Verdict:
     a read tool's valid arguments padded with JSON whitespace to exactly the limit must be
     answered like the same arguments unpadded. Catches a limit kept with `>=`, or measured
     on the whole request instead of the args."""
-    pick = _small_read(ctx)
-    if pick is None or ctx.limits is None:
-        return not_applicable("no read tool with usable arguments, or no negotiated limits")
-    limit = ctx.limits.max_request_bytes
-    if limit > MAX_PROBE_REQUEST:
-        return not_applicable(f"max_request_bytes {limit} is above what the suite sends")
-    name, args = pick
-    text = cetp.args_json(args)
+    probe = _size_probe(ctx)
+    if isinstance(probe, Verdict):
+        return probe
+    name, args, text, limit = probe
     plain = signature(await ctx.v2(cetp.EXECUTE_TOOL, more={"tool_name": name, "args": text},
                                    tool=name))
     padded = text + " " * (limit - len(text.encode()))
